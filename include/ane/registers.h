@@ -1,0 +1,131 @@
+// The H13 register database: every register field described once
+// (block, register, field, hardware address, bit offset, width).
+// Decoding, encoding, dumps, docs, the builder and the simulator all read it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ane/error.h"
+
+namespace ane {
+
+enum class Block : uint8_t {
+  Header,  // the 0x28-byte task header (not a hardware address space)
+  KernelDMASrc,
+  Common,
+  TileDMASrc,
+  L2,
+  PE,  // planar engine
+  NE,  // neural engine
+  TileDMADst,
+};
+
+// How well a name is established (mirrors the marks in the shared docs).
+enum class Confidence : uint8_t {
+  Published,  // named in the published field table (aneregs.json)
+  Claimed,    // named by another reverse-engineering project
+  Inferred,   // inferred from observed values
+  Unknown,    // meaning unknown; named after its address
+};
+
+struct BlockInfo {
+  Block id;
+  const char* name;
+  uint32_t base;   // first register address (header: 0)
+  uint32_t words;  // registers in the block as written by v4.2.1 (one stream)
+};
+
+struct FieldInfo {
+  Block block;
+  std::string name;      // "Common.InDim.Win", "KernelDMASrc.CoeffDMAConfig[0].En", "Header[0].TID"
+  std::string reg;       // "InDim", "CoeffDMAConfig[0]", "Header[0]"
+  std::string field;     // "Win"
+  uint32_t address = 0;  // hardware byte address (header: 4 * word index)
+  uint8_t bit = 0;
+  uint8_t width = 0;
+  Confidence confidence = Confidence::Published;
+  const char* note = "";  // short explanation for docs (may be empty)
+
+  uint32_t mask() const { return width >= 32 ? 0xffffffffu : ((1u << width) - 1u) << bit; }
+  uint32_t extract(uint32_t word) const { return (word & mask()) >> bit; }
+  uint32_t insert(uint32_t word, uint32_t value) const {
+    return (word & ~mask()) | ((value << bit) & mask());
+  }
+};
+
+class RegisterDatabase {
+ public:
+  // The H13 (M1/A14) table.
+  static const RegisterDatabase& h13();
+
+  std::span<const BlockInfo> blocks() const { return blocks_; }
+  std::span<const FieldInfo> fields() const { return fields_; }
+  const BlockInfo& block(Block b) const;
+  // Block whose v4.2.1 stream covers addr (header excluded); nullptr if none.
+  const BlockInfo* block_at(uint32_t address) const;
+  const FieldInfo* find(std::string_view name) const;
+  // All fields of the register at (block, address), in bit order.
+  std::vector<const FieldInfo*> fields_at(Block b, uint32_t address) const;
+  // Dense index of a hardware register address across all blocks
+  // (0 .. register_count()-1), or -1 when the address is in no block.
+  int register_index(uint32_t address) const;
+  uint32_t register_count() const { return register_count_; }
+  uint32_t register_address(int index) const { return index_to_address_[index]; }
+  // Register name for an address ("Common.InDim"), or "Block.Unk<addr>".
+  std::string register_name(Block b, uint32_t address) const;
+
+  explicit RegisterDatabase(std::vector<BlockInfo> blocks, std::vector<FieldInfo> fields);
+
+ private:
+  std::vector<BlockInfo> blocks_;
+  std::vector<FieldInfo> fields_;
+  std::map<std::string, size_t, std::less<>> by_name_;
+  std::map<std::pair<Block, uint32_t>, std::vector<size_t>> by_register_;
+  std::vector<uint32_t> index_to_address_;
+  uint32_t register_count_ = 0;
+};
+
+const char* block_name(Block b);
+const char* confidence_name(Confidence c);
+
+// The register state one task programs: the ten header words plus every
+// hardware register the task's streams write, keyed by address.
+class RegisterImage {
+ public:
+  RegisterImage();
+
+  std::array<uint32_t, 10> header{};
+
+  // Hardware registers.
+  void set_word(uint32_t address, uint32_t value);
+  uint32_t word(uint32_t address) const;  // 0 when not written
+  bool written(uint32_t address) const;
+  // Written registers whose address lies in no known block.
+  const std::map<uint32_t, uint32_t>& unknown_words() const { return unknown_; }
+  // All written hardware registers, ascending by address.
+  std::vector<std::pair<uint32_t, uint32_t>> written_words() const;
+
+  // Field access through the database.
+  uint32_t get(const FieldInfo& f) const;
+  void set(const FieldInfo& f, uint32_t value);
+  bool field_written(const FieldInfo& f) const;
+  // Field by full name; error when the name is unknown.
+  Expected<uint32_t> get(std::string_view name) const;
+  Status set(std::string_view name, uint32_t value);
+
+  bool operator==(const RegisterImage& other) const = default;
+
+ private:
+  std::vector<uint32_t> values_;  // indexed by RegisterDatabase::register_index
+  std::vector<uint8_t> written_;
+  std::map<uint32_t, uint32_t> unknown_;
+};
+
+}  // namespace ane

@@ -1,0 +1,89 @@
+#include "ane/bytes.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace ane {
+
+Error ByteView::out_of_bounds(uint64_t off, uint64_t len, const char* what) const {
+  return make_error(base_ + off, fmt::format("{} ({} bytes) runs past the end of the data ({:#x} bytes)",
+                                             what, len, base_ + data_.size()));
+}
+
+Expected<uint8_t> ByteView::u8(uint64_t off) const {
+  if (!contains(off, 1)) return out_of_bounds(off, 1, "byte");
+  return data_[off];
+}
+
+Expected<uint16_t> ByteView::u16(uint64_t off) const {
+  if (!contains(off, 2)) return out_of_bounds(off, 2, "16-bit value");
+  return static_cast<uint16_t>(data_[off] | data_[off + 1] << 8);
+}
+
+Expected<uint32_t> ByteView::u32(uint64_t off) const {
+  if (!contains(off, 4)) return out_of_bounds(off, 4, "32-bit value");
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | data_[off + i];
+  return v;
+}
+
+Expected<uint64_t> ByteView::u64(uint64_t off) const {
+  if (!contains(off, 8)) return out_of_bounds(off, 8, "64-bit value");
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | data_[off + i];
+  return v;
+}
+
+Expected<ByteView> ByteView::sub(uint64_t off, uint64_t len) const {
+  if (!contains(off, len)) return out_of_bounds(off, len, "range");
+  return ByteView(data_.subspan(off, len), base_ + off);
+}
+
+Expected<std::string> ByteView::cstring(uint64_t off) const {
+  if (off >= data_.size()) return make_error(base_ + off, "string starts past the end of its table");
+  const auto* begin = data_.data() + off;
+  const void* nul = std::memchr(begin, 0, data_.size() - off);
+  if (!nul) return make_error(base_ + off, "string is not NUL-terminated");
+  return std::string(reinterpret_cast<const char*>(begin), static_cast<const uint8_t*>(nul) - begin);
+}
+
+Expected<std::string> ByteView::fixed_string(uint64_t off, uint64_t len) const {
+  if (!contains(off, len)) return out_of_bounds(off, len, "name field");
+  // Trailing NULs are padding; anything after an inner NUL is kept so that
+  // re-encoding the field reproduces it exactly.
+  const auto* begin = reinterpret_cast<const char*>(data_.data() + off);
+  size_t n = len;
+  while (n > 0 && begin[n - 1] == 0) --n;
+  return std::string(begin, n);
+}
+
+Expected<Bytes> ByteView::copy(uint64_t off, uint64_t len) const {
+  if (!contains(off, len)) return out_of_bounds(off, len, "range");
+  return Bytes(data_.begin() + off, data_.begin() + off + len);
+}
+
+void put_fixed_string(Bytes& out, uint64_t off, const std::string& s, uint64_t len) {
+  if (out.size() < off + len) out.resize(off + len);
+  for (uint64_t i = 0; i < len; ++i) out[off + i] = i < s.size() ? static_cast<uint8_t>(s[i]) : 0;
+}
+
+Expected<Bytes> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return make_error(fmt::format("cannot open: {}", std::strerror(errno)));
+  Bytes data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) return make_error("read failed");
+  return data;
+}
+
+Status write_file(const std::string& path, std::span<const uint8_t> data) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return make_error(fmt::format("cannot create: {}", std::strerror(errno)));
+  f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  if (!f) return make_error("write failed");
+  return Ok{};
+}
+
+}  // namespace ane

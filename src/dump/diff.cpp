@@ -1,0 +1,120 @@
+// Structural diff of two programs: every container element and every task
+// register field, by name, plus the bytes of each file-backed section.
+#include <map>
+
+#include <fmt/format.h>
+
+#include "json_model.h"
+
+namespace ane {
+
+namespace {
+
+using detail::Json;
+using Flat = std::vector<std::pair<std::string, std::string>>;
+
+std::string scalar(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_unsigned()) {
+    const uint64_t n = v.get<uint64_t>();
+    return n < 10 ? std::to_string(n) : fmt::format("{} ({:#x})", n, n);
+  }
+  return v.dump();
+}
+
+// Key of an array element: its name (with a counter for repeats), else its index.
+std::string element_key(const Json& e, size_t index, std::map<std::string, int>& seen) {
+  if (e.is_object() && e.contains("name") && e["name"].is_string()) {
+    std::string n = e["name"].get<std::string>();
+    if (e.contains("segment") && e["segment"].is_string()) n = e["segment"].get<std::string>() + "," + n;
+    int k = seen[n]++;
+    return k ? fmt::format("{}#{}", n, k) : n;
+  }
+  return std::to_string(index);
+}
+
+void flatten(const Json& j, const std::string& path, Flat& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (path.empty() && k == "file") continue;  // the path names differ by design
+      if (k == "registers") {  // task fields read as task[i].Block.Reg.Field
+        flatten(v, path, out);
+        continue;
+      }
+      flatten(v, path.empty() ? k : path + "." + k, out);
+    }
+  } else if (j.is_array()) {
+    std::map<std::string, int> seen;
+    const bool tasks = path == "tasks";
+    for (size_t i = 0; i < j.size(); ++i) {
+      std::string key = tasks ? fmt::format("task[{}]", i) : path + "[" + element_key(j[i], i, seen) + "]";
+      flatten(j[i], key, out);
+    }
+    if (j.empty()) out.emplace_back(path, "[]");
+  } else {
+    out.emplace_back(path, scalar(j));
+  }
+}
+
+void diff_sections(const Program& a, const Program& b, std::vector<DiffEntry>& out) {
+  for (const auto* sa : a.file.segments())
+    for (const auto& seca : sa->sections) {
+      const auto* secb = b.file.find_section(seca.segname, seca.sectname);
+      if (!secb) continue;
+      const auto da = a.file.section_data(seca), db = b.file.section_data(*secb);
+      if (da.empty() && db.empty()) continue;
+      size_t differ = 0, first = SIZE_MAX;
+      const size_t n = std::min(da.size(), db.size());
+      for (size_t i = 0; i < n; ++i)
+        if (da[i] != db[i]) {
+          ++differ;
+          if (first == SIZE_MAX) first = i;
+        }
+      if (differ == 0 && da.size() == db.size()) continue;
+      std::string what = fmt::format("{} of {} bytes differ", differ + (std::max(da.size(), db.size()) - n),
+                                     std::max(da.size(), db.size()));
+      if (first != SIZE_MAX) what += fmt::format(", first at +{:#x}", first);
+      out.push_back({fmt::format("section {},{} bytes", seca.segname, seca.sectname), what, what});
+    }
+}
+
+}  // namespace
+
+std::vector<DiffEntry> diff_programs(const Program& a, const Program& b) {
+  Flat fa, fb;
+  flatten(detail::program_json(a, {}), "", fa);
+  flatten(detail::program_json(b, {}), "", fb);
+  std::map<std::string, std::string> mb(fb.begin(), fb.end());
+  std::map<std::string, std::string> ma(fa.begin(), fa.end());
+  std::vector<DiffEntry> out;
+  for (const auto& [k, va] : fa) {
+    auto it = mb.find(k);
+    if (it == mb.end())
+      out.push_back({k, va, ""});
+    else if (it->second != va)
+      out.push_back({k, va, it->second});
+  }
+  for (const auto& [k, vb] : fb)
+    if (!ma.count(k)) out.push_back({k, "", vb});
+  diff_sections(a, b, out);
+  return out;
+}
+
+std::string format_diff(const Program& a, const Program& b, const std::vector<DiffEntry>& diff) {
+  std::string out = fmt::format("--- {}\n+++ {}\n", a.path, b.path);
+  if (diff.empty()) return out + "no differences\n";
+  for (const auto& d : diff) {
+    if (d.path.rfind("section ", 0) == 0)
+      out += fmt::format("{}: {}\n", d.path, d.a);
+    else if (d.b.empty())
+      out += fmt::format("{}: {} -> (absent)\n", d.path, d.a);
+    else if (d.a.empty())
+      out += fmt::format("{}: (absent) -> {}\n", d.path, d.b);
+    else
+      out += fmt::format("{}: {} -> {}\n", d.path, d.a, d.b);
+  }
+  out += fmt::format("{} differences\n", diff.size());
+  return out;
+}
+
+}  // namespace ane

@@ -1,0 +1,210 @@
+// JSON rendering of a program: container, buffers, symbols and every
+// register field of every task (field list from the register database).
+#include <fmt/format.h>
+
+#include "json_model.h"
+
+namespace ane::detail {
+
+std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
+
+namespace {
+
+Json section_json(const macho::Section64& s) {
+  Json j;
+  j["name"] = s.sectname;
+  j["segment"] = s.segname;
+  j["addr"] = s.addr;
+  j["size"] = s.size;
+  j["offset"] = s.offset;
+  j["align"] = s.align;
+  j["reloff"] = s.reloff;
+  j["nreloc"] = s.nreloc;
+  j["flags"] = s.flags;
+  Json rel = Json::array();
+  for (const auto& r : s.relocations)
+    rel.push_back({{"address", r.address}, {"symbolnum", r.symbolnum()}, {"pcrel", r.pcrel()},
+                   {"length", r.length()}, {"extern", r.external()}, {"type", r.type()}});
+  j["relocations"] = rel;
+  return j;
+}
+
+Json segment_json(const SegmentCommand& s) {
+  Json j;
+  j["name"] = s.segname;
+  j["vmaddr"] = s.vmaddr;
+  j["vmsize"] = s.vmsize;
+  j["fileoff"] = s.fileoff;
+  j["filesize"] = s.filesize;
+  j["maxprot"] = s.maxprot;
+  j["initprot"] = s.initprot;
+  j["nsects"] = s.nsects;
+  j["flags"] = s.flags;
+  Json secs = Json::array();
+  for (const auto& sec : s.sections) secs.push_back(section_json(sec));
+  j["sections"] = secs;
+  return j;
+}
+
+Json command_json(const LoadCommand& lc, size_t index) {
+  Json j;
+  j["index"] = index;
+  j["cmd"] = lc.cmd;
+  j["name"] = macho::command_name(lc.cmd);
+  j["cmdsize"] = lc.cmdsize;
+  j["offset"] = lc.offset;
+  if (const auto* s = lc.as<SegmentCommand>()) {
+    j["segname"] = s->segname;
+    j["nsects"] = s->nsects;
+  } else if (const auto* st = lc.as<SymtabCommand>()) {
+    j["symoff"] = st->symoff;
+    j["nsyms"] = st->nsyms;
+    j["stroff"] = st->stroff;
+    j["strsize"] = st->strsize;
+  } else if (const auto* t = lc.as<ThreadCommand>()) {
+    j["flavor"] = t->flavor;
+    j["count"] = t->count;
+  } else if (const auto* b = lc.as<BufferDeclCommand>()) {
+    j["buffer_name"] = b->name;
+    j["address"] = b->address;
+    j["name_offset"] = b->name_offset;
+  } else if (const auto* id = lc.as<IdentCommand>()) {
+    j["text"] = id->text;
+  } else if (const auto* n = lc.as<NoteCommand>()) {
+    j["data_owner"] = n->data_owner;
+    j["data_offset"] = n->offset;
+    j["data_size"] = n->size;
+  }
+  return j;
+}
+
+Json buffer_json(const BufferInfo& b) {
+  Json j;
+  j["name"] = b.name;
+  j["direction"] = direction_name(b.direction);
+  j["address"] = b.address;
+  j["size"] = b.size;
+  j["slot"] = b.slot;
+  if (b.descriptor) {
+    const auto& d = *b.descriptor;
+    j["n"] = d.nchw[0];
+    j["c"] = d.nchw[1];
+    j["h"] = d.nchw[2];
+    j["w"] = d.nchw[3];
+    j["depth"] = d.depth;
+    j["strides"] = {{"n", d.strides[0]}, {"c", d.strides[1]}, {"h", d.strides[2]}, {"w", d.strides[3]}};
+    j["type"] = d.type;
+    j["type_name"] = element_type_name(d.type);
+    j["total_size"] = d.total_size;
+    j["extent"] = d.extent;
+    j["descriptor_names"] = {d.name, d.name2};
+  }
+  if (!b.stab.empty()) j["stab"] = b.stab;
+  return j;
+}
+
+Json program_info_json(const ProgramInfo& p) {
+  Json j;
+  j["network_name"] = p.network_name;
+  j["count"] = p.count;
+  j["text_address"] = p.text_address;
+  j["first_task_words"] = uint64_t{p.first_task_words_m1} + 1;
+  j["task_count"] = p.task_count;
+  j["debug_log_event_bits"] = p.debug_log_event_bits;
+  j["log_event_bits"] = p.log_event_bits;
+  Json slots = Json::array();
+  for (uint64_t s : p.slots) slots.push_back(s);
+  j["slots"] = slots;
+  return j;
+}
+
+}  // namespace
+
+Json task_json(const Task& t, const DumpOptions& opt) {
+  const auto& db = RegisterDatabase::h13();
+  Json j;
+  j["index"] = t.index;
+  j["offset"] = t.file_offset;
+  j["text_offset"] = t.text_offset;
+  j["size"] = t.size;
+  Json streams = Json::array();
+  for (const auto& s : t.streams)
+    streams.push_back({{"address", s.address}, {"count", s.count}, {"task_offset", s.task_offset}});
+  j["streams"] = streams;
+  Json regs;
+  Json unwritten = Json::array();
+  for (const auto& f : db.fields()) {
+    regs[f.name] = t.regs.get(f);
+    if (!t.regs.field_written(f)) unwritten.push_back(f.name);
+  }
+  j["registers"] = regs;
+  j["unwritten_fields"] = unwritten;
+  Json unknown = Json::object();
+  for (const auto& [addr, value] : t.regs.unknown_words()) unknown[fmt::format("{:#07x}", addr)] = value;
+  j["unknown_words"] = unknown;
+  if (opt.raw) {
+    Json words = Json::array();
+    for (size_t i = 0; i < t.regs.header.size(); ++i)
+      words.push_back({{"task_offset", 4 * i}, {"header", i}, {"value", t.regs.header[i]}});
+    for (const auto& s : t.streams) {
+      words.push_back({{"task_offset", s.task_offset}, {"stream_header", true},
+                       {"value", ((s.count - 1) << 26) | s.address}});
+      for (uint32_t k = 0; k < s.count; ++k)
+        words.push_back({{"task_offset", s.task_offset + 4 + 4 * k}, {"address", s.address + 4 * k},
+                         {"value", t.regs.word(s.address + 4 * k)}});
+    }
+    j["raw"] = words;
+  }
+  return j;
+}
+
+Json program_json(const Program& p, const DumpOptions& opt) {
+  const auto& f = p.file;
+  Json j;
+  j["file"] = p.path;
+  j["size"] = p.size;
+  j["header"] = {{"magic", f.header.magic},     {"cputype", f.header.cputype},
+                 {"cpusubtype", f.header.cpusubtype}, {"filetype", f.header.filetype},
+                 {"ncmds", f.header.ncmds},     {"sizeofcmds", f.header.sizeofcmds},
+                 {"flags", f.header.flags},     {"reserved", f.header.reserved}};
+  j["target"] = f.header.cpusubtype == 4 ? "h13" : fmt::format("cpusubtype{}", f.header.cpusubtype);
+  Json cmds = Json::array();
+  for (size_t i = 0; i < f.commands.size(); ++i) cmds.push_back(command_json(f.commands[i], i));
+  j["load_commands"] = cmds;
+  Json segs = Json::array();
+  for (const auto* s : f.segments()) segs.push_back(segment_json(*s));
+  j["segments"] = segs;
+  Json syms = Json::array();
+  for (const auto& s : f.symbols)
+    syms.push_back({{"name", s.name}, {"value", s.nlist.value}, {"type", s.nlist.type}, {"sect", s.nlist.sect},
+                    {"desc", s.nlist.desc}, {"strx", s.nlist.strx}});
+  j["symbols"] = syms;
+  Json bufs = Json::array();
+  for (const auto& b : f.buffers()) bufs.push_back(buffer_json(b));
+  j["buffers"] = bufs;
+  if (auto prog = f.program()) j["program"] = program_info_json(*prog);
+  if (const auto* id = f.ident()) j["ident"] = id->text;
+  Json kernels = Json::array();
+  for (const auto& k : kernel_blobs(f))
+    kernels.push_back({{"symbol", k.symbol}, {"address", k.address}, {"const_offset", k.const_offset},
+                       {"size", k.data.size()}});
+  j["kernels"] = kernels;
+  Json extra = Json::array();
+  for (const auto& c : f.extra) extra.push_back({{"offset", c.offset}, {"size", c.data.size()}});
+  j["unparsed_bytes"] = extra;
+  Json tasks = Json::array();
+  for (const auto& t : p.tasks) tasks.push_back(task_json(t, opt));
+  j["tasks"] = tasks;
+  return j;
+}
+
+}  // namespace ane::detail
+
+namespace ane {
+
+std::string dump_json(const Program& p, const DumpOptions& opt) {
+  // Names come from the file: replace invalid UTF-8 instead of failing.
+  return detail::program_json(p, opt).dump(2, ' ', false, detail::Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace ane

@@ -1,0 +1,207 @@
+// Text rendering of a program for people.
+#include <fmt/format.h>
+
+#include "ane/dump.h"
+
+namespace ane {
+
+namespace {
+
+template <typename... Args>
+void line(std::string& out, fmt::format_string<Args...> f, Args&&... args) {
+  out += fmt::format(f, std::forward<Args>(args)...);
+  out += '\n';
+}
+
+void dump_header(std::string& out, const Program& p) {
+  const auto& h = p.file.header;
+  line(out, "file: {} ({} bytes)", p.path, p.size);
+  line(out, "");
+  line(out, "Mach-O header");
+  line(out, "  magic       {:#010x}", h.magic);
+  line(out, "  cputype     {:#x}", h.cputype);
+  line(out, "  cpusubtype  {}{}", h.cpusubtype, h.cpusubtype == 4 ? " (H13)" : "");
+  line(out, "  filetype    {}", h.filetype);
+  line(out, "  ncmds       {}", h.ncmds);
+  line(out, "  sizeofcmds  {:#x}", h.sizeofcmds);
+  line(out, "  flags       {:#x}", h.flags);
+}
+
+void dump_commands(std::string& out, const HwxFile& f) {
+  line(out, "");
+  line(out, "Load commands");
+  for (size_t i = 0; i < f.commands.size(); ++i) {
+    const auto& lc = f.commands[i];
+    std::string what;
+    if (const auto* s = lc.as<SegmentCommand>())
+      what = fmt::format("{} ({} sections)", s->segname, s->sections.size());
+    else if (const auto* st = lc.as<SymtabCommand>())
+      what = fmt::format("symoff {:#x} nsyms {} stroff {:#x} strsize {:#x}", st->symoff, st->nsyms, st->stroff,
+                         st->strsize);
+    else if (const auto* t = lc.as<ThreadCommand>())
+      what = fmt::format("flavor {} count {:#x}{}", t->flavor, t->count,
+                         t->flavor == 1 ? " (program)" : t->flavor == 3 ? " (buffer descriptor)" : "");
+    else if (const auto* b = lc.as<BufferDeclCommand>())
+      what = fmt::format("buffer {} at {:#x}", b->name, b->address);
+    else if (const auto* id = lc.as<IdentCommand>())
+      what = fmt::format("{} bytes of text", id->text.size());
+    else if (const auto* n = lc.as<NoteCommand>())
+      what = fmt::format("owner \"{}\" data {:#x}+{:#x}", n->data_owner, n->offset, n->size);
+    else
+      what = fmt::format("{} bytes, not decoded", lc.cmdsize);
+    line(out, "  [{:2}] {:#06x} {:<20} cmd {:#04x} cmdsize {:#06x}  {}", i, lc.offset, macho::command_name(lc.cmd),
+         lc.cmd, lc.cmdsize, what);
+  }
+}
+
+void dump_segments(std::string& out, const HwxFile& f) {
+  line(out, "");
+  line(out, "Segments");
+  for (const auto* s : f.segments()) {
+    line(out, "  {:<12} vmaddr {:#010x} vmsize {:#08x} fileoff {:#07x} filesize {:#08x} prot {}/{} flags {:#x}",
+         s->segname, s->vmaddr, s->vmsize, s->fileoff, s->filesize, s->maxprot, s->initprot, s->flags);
+    for (const auto& sec : s->sections) {
+      line(out, "    {:<16} addr {:#010x} size {:#08x} offset {:#07x} align 2^{} flags {:#x}{}",
+           sec.segname + "," + sec.sectname, sec.addr, sec.size, sec.offset, sec.align, sec.flags,
+           sec.nreloc ? fmt::format(" relocs {} at {:#x}", sec.nreloc, sec.reloff) : "");
+      for (const auto& r : sec.relocations)
+        line(out, "      reloc address {:#06x} symbolnum {} pcrel {} length {} extern {} type {}", r.address,
+             r.symbolnum(), r.pcrel() ? 1 : 0, r.length(), r.external() ? 1 : 0, r.type());
+    }
+  }
+}
+
+void dump_program(std::string& out, const HwxFile& f) {
+  auto p = f.program();
+  if (!p) return;
+  line(out, "");
+  line(out, "Program (LC_THREAD flavor 1)");
+  line(out, "  network      {}", p->network_name);
+  line(out, "  tasks        {}", p->task_count);
+  line(out, "  first task   {} words", uint64_t{p->first_task_words_m1} + 1);
+  line(out, "  __text       {:#x}", p->text_address);
+  line(out, "  event bits   debug {} log {}", p->debug_log_event_bits, p->log_event_bits);
+  for (size_t k = 0; k < p->slots.size(); ++k)
+    if (p->slots[k]) line(out, "  slot {:<2}      {:#x}", k, p->slots[k]);
+}
+
+void dump_buffers(std::string& out, const HwxFile& f) {
+  const auto bufs = f.buffers();
+  line(out, "");
+  line(out, "Buffers");
+  line(out, "  {:<20} {:<6} {:>4} {:<10} {:>18} {:<28} {:<8} {:>9}", "name", "dir", "slot", "address", "N,C,H,W",
+       "strides N,C,H,W", "type", "size");
+  for (const auto& b : bufs) {
+    std::string shape = "-", strides = "-", type = "-";
+    if (b.descriptor) {
+      const auto& d = *b.descriptor;
+      shape = fmt::format("{},{},{},{}", d.nchw[0], d.nchw[1], d.nchw[2], d.nchw[3]);
+      strides = fmt::format("{:#x},{:#x},{:#x},{:#x}", d.strides[0], d.strides[1], d.strides[2], d.strides[3]);
+      type = element_type_name(d.type);
+    }
+    line(out, "  {:<20} {:<6} {:>4} {:<#10x} {:>18} {:<28} {:<8} {:>#9x}", b.name, direction_name(b.direction),
+         b.slot, b.address, shape, strides, type, b.size);
+  }
+}
+
+void dump_symbols(std::string& out, const HwxFile& f) {
+  line(out, "");
+  line(out, "Symbols ({})", f.symbols.size());
+  for (size_t i = 0; i < f.symbols.size(); ++i) {
+    const auto& s = f.symbols[i];
+    line(out, "  [{:2}] value {:#010x} type {:#04x} sect {} desc {}  {}", i, s.nlist.value, s.nlist.type,
+         s.nlist.sect, s.nlist.desc, s.name);
+  }
+  const auto kernels = kernel_blobs(f);
+  if (!kernels.empty()) {
+    line(out, "");
+    line(out, "Kernel data (__TEXT,__const)");
+    for (const auto& k : kernels)
+      line(out, "  {:#08x} {:#8x} bytes  {}", k.const_offset, k.data.size(), k.symbol);
+  }
+}
+
+void dump_ident(std::string& out, const HwxFile& f) {
+  const auto* id = f.ident();
+  if (!id) return;
+  line(out, "");
+  line(out, "Ident");
+  size_t pos = 0;
+  while (pos < id->text.size()) {
+    size_t nl = id->text.find('\n', pos);
+    if (nl == std::string::npos) nl = id->text.size();
+    std::string l = id->text.substr(pos, nl - pos);
+    if (!l.empty() && l[0] == '\t') l = "    " + l.substr(1);
+    line(out, "  {}", l);
+    pos = nl + 1;
+  }
+}
+
+std::string fields_of(const RegisterImage& regs, const std::vector<const FieldInfo*>& fields) {
+  std::string s;
+  for (const auto* fi : fields) {
+    if (!s.empty()) s += ' ';
+    const uint32_t v = regs.get(*fi);
+    s += fi->width > 8 ? fmt::format("{}={:#x}", fi->field, v) : fmt::format("{}={}", fi->field, v);
+  }
+  return s;
+}
+
+void dump_task(std::string& out, const Task& t, const DumpOptions& opt) {
+  const auto& db = RegisterDatabase::h13();
+  line(out, "");
+  line(out, "Task {} at __text+{:#x} (file {:#x}), {:#x} bytes, {} streams", t.index, t.text_offset, t.file_offset,
+       t.size, t.streams.size());
+  for (const auto& b : db.blocks()) {
+    line(out, "  {}", b.name);
+    for (uint32_t k = 0; k < b.words; ++k) {
+      const uint32_t addr = b.base + 4 * k;
+      const auto fields = db.fields_at(b.id, addr);
+      const bool header = b.id == Block::Header;
+      const bool written = header || t.regs.written(addr);
+      const uint32_t word = header ? t.regs.header[k] : t.regs.word(addr);
+      std::string name = header ? fmt::format("Header[{}]", k) : db.register_name(b.id, addr);
+      if (auto dot = name.find('.'); !header && dot != std::string::npos) name = name.substr(dot + 1);
+      line(out, "    {:#07x} {:<24} {}  {}", addr, name, written ? fmt::format("{:#010x}", word) : "(not written)",
+           written ? fields_of(t.regs, fields) : "");
+    }
+  }
+  if (!t.regs.unknown_words().empty()) {
+    line(out, "  registers outside the known blocks");
+    for (const auto& [addr, value] : t.regs.unknown_words()) line(out, "    {:#07x} {:#010x}", addr, value);
+  }
+  if (opt.raw) {
+    line(out, "  raw words (task offset: value [register address])");
+    for (size_t i = 0; i < t.regs.header.size(); ++i)
+      line(out, "    +{:#05x}: {:#010x}  Header[{}]", 4 * i, t.regs.header[i], i);
+    for (const auto& s : t.streams) {
+      line(out, "    +{:#05x}: {:#010x}  stream: {} words at {:#07x}", s.task_offset, ((s.count - 1) << 26) | s.address,
+           s.count, s.address);
+      for (uint32_t k = 0; k < s.count; ++k)
+        line(out, "    +{:#05x}: {:#010x}  [{:#07x}]", s.task_offset + 4 + 4 * k, t.regs.word(s.address + 4 * k),
+             s.address + 4 * k);
+    }
+  }
+}
+
+}  // namespace
+
+std::string dump_text(const Program& p, const DumpOptions& opt) {
+  std::string out;
+  dump_header(out, p);
+  dump_commands(out, p.file);
+  dump_segments(out, p.file);
+  dump_program(out, p.file);
+  dump_buffers(out, p.file);
+  dump_symbols(out, p.file);
+  dump_ident(out, p.file);
+  for (const auto& t : p.tasks) dump_task(out, t, opt);
+  if (!p.file.extra.empty()) {
+    line(out, "");
+    line(out, "Bytes outside every parsed structure");
+    for (const auto& c : p.file.extra) line(out, "  {:#x}: {} bytes", c.offset, c.data.size());
+  }
+  return out;
+}
+
+}  // namespace ane

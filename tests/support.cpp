@@ -1,0 +1,68 @@
+#include "support.h"
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace ane::test {
+
+std::string shared_dir() {
+  if (const char* env = std::getenv("LIBANE_SHARED_DIR")) return env;
+  return LIBANE_SHARED_DIR;
+}
+
+std::string corpus_dir() { return shared_dir() + "/corpus"; }
+
+bool corpus_available() { return fs::is_directory(corpus_dir() + "/hwx"); }
+
+std::vector<std::string> corpus_hwx_names() {
+  std::vector<std::string> names;
+  if (!corpus_available()) return names;
+  for (const auto& e : fs::directory_iterator(corpus_dir() + "/hwx"))
+    if (e.path().extension() == ".hwx") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string corpus_hwx_path(const std::string& name) {
+  return corpus_dir() + "/hwx/" + name + ".hwx";
+}
+
+Bytes read_or_die(const std::string& path) {
+  auto r = ane::read_file(path);
+  if (!r) {
+    ADD_FAILURE() << r.error().str();
+    return {};
+  }
+  return std::move(r).value();
+}
+
+int run_command(const std::string& cmd, std::string* out, std::string* err) {
+  std::string errfile = (fs::temp_directory_path() / fs::path("libane_test_err_XXXXXX")).string();
+  std::vector<char> tmpl(errfile.begin(), errfile.end());
+  tmpl.push_back('\0');
+  int fd = mkstemp(tmpl.data());
+  if (fd >= 0) close(fd);
+  std::string full = cmd + " 2>" + std::string(tmpl.data());
+  FILE* p = popen(full.c_str(), "r");
+  if (!p) return -1;
+  std::string text;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) text.append(buf.data(), n);
+  int status = pclose(p);
+  if (out) *out = std::move(text);
+  if (err) {
+    std::ifstream f(tmpl.data());
+    err->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  fs::remove(tmpl.data());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace ane::test

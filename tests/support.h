@@ -1,0 +1,40 @@
+// Shared test helpers: where the Apple-compiled corpus lives, and how a test
+// behaves when it is missing (skip visibly; fail when CI=true).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ane/bytes.h"
+
+namespace ane::test {
+
+// ../shared next to the checkout (configurable with LIBANE_SHARED_DIR).
+std::string shared_dir();
+std::string corpus_dir();
+bool corpus_available();
+// Names of the corpus HWX programs ("conv", "gemm", ...), sorted.
+std::vector<std::string> corpus_hwx_names();
+std::string corpus_hwx_path(const std::string& name);
+Bytes read_or_die(const std::string& path);
+
+// Runs a command line through the shell; returns exit status, fills stdout.
+int run_command(const std::string& cmd, std::string* out, std::string* err = nullptr);
+
+}  // namespace ane::test
+
+// Use at the top of a corpus test: skips with a visible message when the
+// corpus is absent, and fails instead when CI=true.
+#define ANE_REQUIRE_CORPUS()                                                  \
+  do {                                                                        \
+    if (!::ane::test::corpus_available()) {                                   \
+      const char* ci = std::getenv("CI");                                     \
+      if (ci && std::string(ci) == "true")                                    \
+        FAIL() << "corpus missing at " << ::ane::test::corpus_dir()           \
+               << " (required when CI=true)";                                 \
+      GTEST_SKIP() << "corpus not found at " << ::ane::test::corpus_dir()     \
+                   << ": skipping Apple-compiled file checks";                \
+    }                                                                         \
+  } while (0)
