@@ -215,3 +215,56 @@ TEST(Container, BufferNamesFromLoadFvmlib) {
 
 }  // namespace
 }  // namespace ane
+
+namespace ane {
+namespace {
+
+TEST(TensorStab, ParsesTheDocumentedForm) {
+  auto st = parse_tensor_stab("image:t11=ar1;0;1;12=s192n:ar1;0;3;13=s64c:ar1;0;1;14=s64h:ar1;0;1;15=s2w:5");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->name, "image");
+  EXPECT_EQ(st->first_type, 11u);
+  EXPECT_EQ(st->nchw, (std::array<uint64_t, 4>{1, 3, 1, 1}));
+  EXPECT_EQ(st->strides, (std::array<uint64_t, 4>{192, 64, 64, 2}));
+  EXPECT_EQ(st->element_type, 5u);
+  // Names may contain ':' and '@'.
+  st = parse_tensor_stab("a:b@output:t16=ar1;0;2;17=s8n:ar1;0;1;18=s4c:ar1;0;1;19=s4h:ar1;0;2;20=s2w:5");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->name, "a:b@output");
+  EXPECT_EQ(st->nchw[0], 2u);
+}
+
+TEST(TensorStab, RejectsOtherStrings) {
+  for (const char* s : {"void:t1=1", "float16:t5=r1;2;0", "", ":t", "x:t1=ar1;0;1;2=s1n:",
+                        "image:t11=ar1;0;1;13=s192n:ar1;0;3;13=s64c:ar1;0;1;14=s64h:ar1;0;1;15=s2w:5",
+                        "image:t11=ar1;0;1;12=s192n:ar1;0;3;13=s64c:ar1;0;1;14=s64h:ar1;0;1;15=s2w:5x",
+                        "image:t11=ar1;0;99999999999999999999999;12=s1n:ar1;0;3;13=s64c:ar1;0;1;14=s64h:ar1;0;1;15=s2w:5"})
+    EXPECT_FALSE(parse_tensor_stab(s).has_value()) << s;
+}
+
+TEST(TensorStab, AgreesWithTheBufferDescriptorsInEveryCorpusFile) {
+  ANE_REQUIRE_CORPUS();
+  int checked = 0;
+  for (const auto& name : test::corpus_hwx_names()) {
+    SCOPED_TRACE(name);
+    const auto bytes = test::read_or_die(test::corpus_hwx_path(name));
+    auto f = read_hwx(bytes);
+    ASSERT_TRUE(f.ok());
+    for (const auto& b : f->buffers()) {
+      SCOPED_TRACE(b.name);
+      ASSERT_TRUE(b.stab_shape.has_value());
+      ASSERT_TRUE(b.descriptor.has_value());
+      for (int d = 0; d < 4; ++d) {
+        EXPECT_EQ(b.stab_shape->nchw[d], b.descriptor->nchw[d]);
+        EXPECT_EQ(b.stab_shape->strides[d], b.descriptor->strides[d]);
+      }
+      EXPECT_EQ(b.stab_shape->element_type, b.descriptor->type);
+      EXPECT_EQ(b.stab_shape->strides[0] * b.stab_shape->nchw[0], b.size);  // N x N stride = buffer size
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3 + 2 + 2 + 2 + 2 + 3);
+}
+
+}  // namespace
+}  // namespace ane

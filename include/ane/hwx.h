@@ -140,6 +140,19 @@ struct BufferDescriptor {
   std::string name2;  // second name at +0x7c
 };
 
+// A tensor stab (N_GSYM symbol) as HWX symbol tables write them:
+//   name:tT=ar1;0;N;T+1=s<Nstride>n:ar1;0;C;T+2=s<Cstride>c:ar1;0;H;
+//   T+3=s<Hstride>h:ar1;0;W;T+4=s<elem size>w:<element type>
+struct TensorStab {
+  std::string name;
+  uint32_t first_type = 0;          // T
+  std::array<uint64_t, 4> nchw{};   // N, C, H, W
+  std::array<uint64_t, 4> strides{};  // bytes
+  uint32_t element_type = 0;        // type stab number (5 = float16)
+};
+// nullopt when the string is not a tensor stab of that form.
+std::optional<TensorStab> parse_tensor_stab(std::string_view s);
+
 enum class BufferDirection { Input, Output, Unknown };
 
 // One I/O tensor, joined from its declaration, segment, symbols, stab and
@@ -156,6 +169,7 @@ struct BufferInfo {
   int symbol_index = -1;
   std::optional<BufferDescriptor> descriptor;
   std::string stab;  // tensor stab string, when present
+  std::optional<TensorStab> stab_shape;  // the stab, parsed
 };
 
 const char* direction_name(BufferDirection d);

@@ -174,9 +174,11 @@ std::vector<BufferInfo> HwxFile::buffers() const {
       if (sym.nlist.type == (macho::N_SECT | macho::N_EXT) && sym.nlist.value == b.address &&
           b.symbol_index < 0)
         b.symbol_index = static_cast<int>(s);
-      if (sym.nlist.type == macho::N_GSYM && sym.name.size() > b.name.size() + 2 &&
-          sym.name.compare(0, b.name.size() + 2, b.name + ":t") == 0)
-        b.stab = sym.name;
+      if (sym.nlist.type == macho::N_GSYM && b.stab.empty())
+        if (auto st = parse_tensor_stab(sym.name); st && matches(st->name)) {
+          b.stab = sym.name;
+          b.stab_shape = std::move(st);
+        }
     }
     out.push_back(std::move(b));
   }

@@ -98,6 +98,15 @@ Json buffer_json(const BufferInfo& b) {
     j["total_size"] = d.total_size;
     j["extent"] = d.extent;
     j["descriptor_names"] = {d.name, d.name2};
+  } else if (b.stab_shape) {  // no descriptor: the shape from the tensor stab
+    const auto& st = *b.stab_shape;
+    j["n"] = st.nchw[0];
+    j["c"] = st.nchw[1];
+    j["h"] = st.nchw[2];
+    j["w"] = st.nchw[3];
+    j["strides"] = {{"n", st.strides[0]}, {"c", st.strides[1]}, {"h", st.strides[2]}, {"w", st.strides[3]}};
+    j["type"] = st.element_type;
+    j["type_name"] = element_type_name(st.element_type);
   }
   if (!b.stab.empty()) j["stab"] = b.stab;
   return j;
