@@ -209,3 +209,61 @@ TEST(Tasks, SigmoidAgreesWithApplesRegisterPrint) {
 
 }  // namespace
 }  // namespace ane
+
+namespace ane {
+namespace {
+
+// Newer compilers (v9.509) split the KernelDMASrc stream and skip
+// CoeffBaseAddr/CoeffBfrSize; decoding by address must still find every
+// register the streams do write, wherever they sit in the task.
+TEST(Tasks, SplitAndReorderedStreamsDecodeByAddress) {
+  ANE_REQUIRE_CORPUS();
+  const Program p = open("conv");
+  const RegisterImage& regs = p.tasks[0].regs;
+  std::vector<RegisterStream> layout{{0x0C800, 5, 0},  {0x1F800, 18, 0}, {0x00000, 16, 0}, {0x13800, 28, 0},
+                                     {0x1F8C8, 12, 0}, {0x04800, 18, 0}, {0x08800, 4, 0},  {0x17800, 7, 0}};
+  const Bytes bytes = encode_task(regs, layout);
+  EXPECT_EQ(bytes.size(), 4u * (10 + 18 + 12 + 16 + 28 + 18 + 4 + 5 + 7 + 8));
+  auto t = decode_task(bytes, 0);
+  ASSERT_TRUE(t.ok()) << t.error().str();
+  ASSERT_EQ(t->streams.size(), layout.size());
+  EXPECT_EQ(t->streams[1].task_offset, 0x28u + 4 + 20);
+  for (const auto& f : RegisterDatabase::h13().fields()) {
+    SCOPED_TRACE(f.name);
+    const bool skipped = f.block == Block::KernelDMASrc && f.address >= 0x1F848 && f.address < 0x1F8C8;
+    EXPECT_EQ(t->regs.field_written(f), !skipped);
+    EXPECT_EQ(t->regs.get(f), skipped ? 0u : regs.get(f));
+  }
+  // Lane 1's base address is 0x40 in the file and not written here.
+  EXPECT_EQ(regs.word(0x1F84C), 0x40u);
+  EXPECT_FALSE(t->regs.written(0x1F84C));
+}
+
+TEST(Tasks, StreamHeaderEncoding) {
+  RegisterImage regs;
+  regs.header[0] = 0x02000000;
+  regs.set_word(0x13800, 0x33881);
+  regs.set_word(0x13804, 7);
+  const Bytes b = encode_task(regs, {{0x13800, 2, 0}});
+  ASSERT_EQ(b.size(), 0x28u + 12);
+  // (count - 1) << 26 | address, little-endian.
+  EXPECT_EQ(*ByteView(b).u32(0x28), (1u << 26) | 0x13800);
+  EXPECT_EQ(*ByteView(b).u32(0x2c), 0x33881u);
+  EXPECT_EQ(*ByteView(b).u32(0x30), 7u);
+  auto t = decode_task(b, 0x4000);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->regs, regs);
+  // A stream header at an address no block covers lands in unknown_words().
+  Bytes odd = b;
+  put_u32(odd, 0x28, (1u << 26) | 0x3FFF0);
+  t = decode_task(odd, 0x4000);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->regs.unknown_words().size(), 2u);
+  EXPECT_EQ(t->regs.unknown_words().at(0x3FFF4), 7u);
+  // Too short for the header, or not whole words.
+  EXPECT_FALSE(decode_task(Bytes(0x24, 0), 0x4000).ok());
+  EXPECT_EQ(decode_task(Bytes(0x2a, 0), 0x4000).error().offset, 0x4000u);
+}
+
+}  // namespace
+}  // namespace ane

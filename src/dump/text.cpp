@@ -167,7 +167,9 @@ void dump_task(std::string& out, const Task& t, const DumpOptions& opt) {
       const uint32_t word = header ? t.regs.header[k] : t.regs.word(addr);
       std::string name = header ? fmt::format("Header[{}]", k) : db.register_name(b.id, addr);
       if (auto dot = name.find('.'); !header && dot != std::string::npos) name = name.substr(dot + 1);
-      line(out, "    {:#07x} {:<24} {}  {}", addr, name, written ? fmt::format("{:#010x}", word) : "(not written)",
+      // Header words have no hardware address: show their task offset.
+      const std::string where = header ? fmt::format("+{:#04x}", addr) : fmt::format("{:#07x}", addr);
+      line(out, "    {:>7} {:<24} {}  {}", where, name, written ? fmt::format("{:#010x}", word) : "(not written)",
            written ? fields_of(t.regs, fields) : "");
     }
   }
