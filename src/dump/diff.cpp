@@ -50,7 +50,6 @@ void flatten(const Json& j, const std::string& path, Flat& out) {
       std::string key = tasks ? fmt::format("task[{}]", i) : path + "[" + element_key(j[i], i, seen) + "]";
       flatten(j[i], key, out);
     }
-    if (j.empty()) out.emplace_back(path, "[]");
   } else {
     out.emplace_back(path, scalar(j));
   }
