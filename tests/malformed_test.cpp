@@ -240,3 +240,41 @@ TEST(Malformed, RandomMutationsNeverCrash) {
 
 }  // namespace
 }  // namespace ane
+
+namespace ane {
+namespace {
+
+// Fuzzer finding: bytes between the last parsed command and sizeofcmds were
+// dropped by the writer.
+TEST(Malformed, BytesAfterTheLastCommandRoundTrip) {
+  ANE_REQUIRE_CORPUS();
+  Bytes b = corpus("conv");
+  put32(b, 0x10, get32(b, 0x10) - 1);  // the LC_SYMTAB is no longer a command
+  auto f = read_hwx(b);
+  ASSERT_TRUE(f.ok()) << f.error().str();
+  EXPECT_EQ(f->symtab(), nullptr);
+  EXPECT_FALSE(f->extra.empty());
+  EXPECT_TRUE(write_hwx(*f) == b);
+}
+
+// Fuzzer finding: sections with the same name (__FVMLIB,__const for each
+// input) must be compared pairwise, not all against the first.
+TEST(Malformed, SelfDiffIsEmptyWithRepeatedSectionNames) {
+  ANE_REQUIRE_CORPUS();
+  for (const auto& name : test::corpus_hwx_names()) {
+    auto p = parse_program(corpus(name), name);
+    ASSERT_TRUE(p.ok());
+    EXPECT_TRUE(diff_programs(*p, *p).empty()) << name;
+  }
+  Bytes b = corpus("concat");
+  auto f = read_hwx(b);
+  ASSERT_TRUE(f.ok());
+  // Give the second input's segment (command 3) file bytes: 0x400 at offset 0.
+  put_u64(b, f->commands[3].offset + 0x30, 0x400);
+  auto p = parse_program(b, "concat");
+  ASSERT_TRUE(p.ok()) << p.error().str();
+  EXPECT_TRUE(diff_programs(*p, *p).empty());
+}
+
+}  // namespace
+}  // namespace ane

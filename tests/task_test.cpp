@@ -267,3 +267,22 @@ TEST(Tasks, StreamHeaderEncoding) {
 
 }  // namespace
 }  // namespace ane
+
+namespace ane {
+namespace {
+
+TEST(Tasks, StreamsLongerThan64WordsAreSplit) {
+  RegisterImage regs;
+  for (uint32_t k = 0; k < 100; ++k) regs.set_word(0x1F800 + 4 * k, k * 3 + 1);
+  const Bytes b = encode_task(regs, {{0x1F800, 100, 0}});
+  ASSERT_EQ(b.size(), 0x28u + 4 + 64 * 4 + 4 + 36 * 4);
+  EXPECT_EQ(*ByteView(b).u32(0x28), (63u << 26) | 0x1F800);
+  EXPECT_EQ(*ByteView(b).u32(0x28 + 4 + 256), (35u << 26) | (0x1F800 + 256));
+  auto t = decode_task(b, 0);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->streams.size(), 2u);
+  for (uint32_t k = 0; k < 100; ++k) EXPECT_EQ(t->regs.word(0x1F800 + 4 * k), k * 3 + 1) << k;
+}
+
+}  // namespace
+}  // namespace ane

@@ -44,7 +44,8 @@ Expected<std::vector<Task>> decode_tasks(const HwxFile& file);
 std::vector<RegisterStream> default_stream_layout();
 
 // Encodes header + streams. Registers a stream covers but the image never
-// wrote are emitted as 0.
+// wrote are emitted as 0. A stream longer than 64 words (the most one stream
+// header can count) is emitted as several consecutive streams.
 Bytes encode_task(const RegisterImage& regs, const std::vector<RegisterStream>& layout);
 
 }  // namespace ane

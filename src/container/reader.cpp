@@ -73,7 +73,6 @@ Status Reader::read_header() {
                                         h.sizeofcmds, file_.size()));
   if (h.ncmds > h.sizeofcmds / 8)
     return make_error(0x10, fmt::format("ncmds {} cannot fit in sizeofcmds {:#x}", h.ncmds, h.sizeofcmds));
-  covered_.push_back({0, macho::kHeaderSize + uint64_t{h.sizeofcmds}});
   return Ok{};
 }
 
@@ -96,6 +95,9 @@ Status Reader::read_commands() {
     out_.commands.push_back(std::move(lc));
     off += cmdsize;
   }
+  // Only the parsed commands are covered: bytes between the last command
+  // and sizeofcmds are kept as extra chunks when they are not zero.
+  covered_.push_back({0, off});
   return Ok{};
 }
 

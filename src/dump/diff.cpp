@@ -55,26 +55,41 @@ void flatten(const Json& j, const std::string& path, Flat& out) {
   }
 }
 
+// Sections in file order, so that the k-th section of a given name in A is
+// compared with the k-th of that name in B (names repeat: __FVMLIB,__const).
+std::vector<const macho::Section64*> all_sections(const HwxFile& f) {
+  std::vector<const macho::Section64*> out;
+  for (const auto* s : f.segments())
+    for (const auto& sec : s->sections) out.push_back(&sec);
+  return out;
+}
+
 void diff_sections(const Program& a, const Program& b, std::vector<DiffEntry>& out) {
-  for (const auto* sa : a.file.segments())
-    for (const auto& seca : sa->sections) {
-      const auto* secb = b.file.find_section(seca.segname, seca.sectname);
-      if (!secb) continue;
-      const auto da = a.file.section_data(seca), db = b.file.section_data(*secb);
-      if (da.empty() && db.empty()) continue;
-      size_t differ = 0, first = SIZE_MAX;
-      const size_t n = std::min(da.size(), db.size());
-      for (size_t i = 0; i < n; ++i)
-        if (da[i] != db[i]) {
-          ++differ;
-          if (first == SIZE_MAX) first = i;
-        }
-      if (differ == 0 && da.size() == db.size()) continue;
-      std::string what = fmt::format("{} of {} bytes differ", differ + (std::max(da.size(), db.size()) - n),
-                                     std::max(da.size(), db.size()));
-      if (first != SIZE_MAX) what += fmt::format(", first at +{:#x}", first);
-      out.push_back({fmt::format("section {},{} bytes", seca.segname, seca.sectname), what, what});
-    }
+  const auto sa = all_sections(a.file), sb = all_sections(b.file);
+  std::map<std::string, std::vector<const macho::Section64*>> by_name;
+  for (const auto* s : sb) by_name[s->segname + "," + s->sectname].push_back(s);
+  std::map<std::string, size_t> used;
+  for (const auto* seca : sa) {
+    const std::string name = seca->segname + "," + seca->sectname;
+    const size_t k = used[name]++;
+    const auto& candidates = by_name[name];
+    if (k >= candidates.size()) continue;
+    const auto da = a.file.section_data(*seca), db = b.file.section_data(*candidates[k]);
+    if (da.empty() && db.empty()) continue;
+    size_t differ = 0, first = SIZE_MAX;
+    const size_t n = std::min(da.size(), db.size());
+    for (size_t i = 0; i < n; ++i)
+      if (da[i] != db[i]) {
+        ++differ;
+        if (first == SIZE_MAX) first = i;
+      }
+    if (differ == 0 && da.size() == db.size()) continue;
+    const size_t longest = std::max(da.size(), db.size());
+    std::string what = fmt::format("{} of {} bytes differ", differ + (longest - n), longest);
+    if (first != SIZE_MAX) what += fmt::format(", first at +{:#x}", first);
+    const std::string label = k ? fmt::format("section {}#{} bytes", name, k) : fmt::format("section {} bytes", name);
+    out.push_back({label, what, what});
+  }
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
 // Decoding and encoding of single H13 task descriptors.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ane/task.h"
@@ -7,6 +9,7 @@ namespace ane {
 
 namespace {
 constexpr uint32_t kStreamAddressMask = (1u << 26) - 1;
+constexpr uint32_t kMaxStreamWords = 64;
 }
 
 Expected<Task> decode_task(std::span<const uint8_t> bytes, uint64_t base_offset) {
@@ -52,10 +55,14 @@ Bytes encode_task(const RegisterImage& regs, const std::vector<RegisterStream>& 
   for (size_t i = 0; i < regs.header.size(); ++i) put_u32(out, 4 * i, regs.header[i]);
   uint64_t off = kTaskHeaderBytes;
   for (const auto& s : layout) {
-    if (s.count == 0) continue;
-    put_u32(out, off, ((s.count - 1) << 26) | (s.address & kStreamAddressMask));
-    for (uint32_t k = 0; k < s.count; ++k) put_u32(out, off + 4 + 4 * k, regs.word(s.address + 4 * k));
-    off += 4 + 4 * uint64_t{s.count};
+    // A stream header holds at most 64 words: longer runs become several streams.
+    for (uint32_t done = 0; done < s.count; done += kMaxStreamWords) {
+      const uint32_t n = std::min(kMaxStreamWords, s.count - done);
+      const uint32_t first = s.address + 4 * done;
+      put_u32(out, off, ((n - 1) << 26) | (first & kStreamAddressMask));
+      for (uint32_t k = 0; k < n; ++k) put_u32(out, off + 4 + 4 * k, regs.word(first + 4 * k));
+      off += 4 + 4 * uint64_t{n};
+    }
   }
   return out;
 }
