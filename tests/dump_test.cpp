@@ -202,6 +202,17 @@ TEST(DumpErrors, MalformedInputGivesOneLineAndNonZeroExit) {
   EXPECT_EQ(err, "hwx-dump: " + tmp.file("magic.hwx") + ": offset 0x0: bad magic 0xbeeffa00, expected 0xbeefface (HWX)\n");
 }
 
+TEST(DumpErrors, DirectoriesAndEmptyFiles) {
+  TempDir tmp;
+  std::string out, err;
+  EXPECT_EQ(test::run_command(dump_cmd(tmp.path.string()), &out, &err), 2);
+  EXPECT_EQ(err, "hwx-dump: " + tmp.path.string() + ": is a directory, not a file\n");
+  write_bytes(tmp.file("empty.hwx"), {});
+  EXPECT_EQ(test::run_command(dump_cmd(tmp.file("empty.hwx")), &out, &err), 2);
+  EXPECT_EQ(err, "hwx-dump: " + tmp.file("empty.hwx") +
+                     ": offset 0x0: file is 0 bytes, smaller than the 32-byte Mach-O header\n");
+}
+
 TEST(DumpErrors, UsageErrors) {
   std::string out, err;
   EXPECT_EQ(test::run_command(dump_cmd(""), &out, &err), 2);

@@ -2,7 +2,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <fstream>
+#include <memory>
+
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -71,10 +75,18 @@ void put_fixed_string(Bytes& out, uint64_t off, const std::string& s, uint64_t l
 }
 
 Expected<Bytes> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
+  // C stdio: no exceptions, and a directory is reported instead of thrown.
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return make_error(fmt::format("cannot open: {}", std::strerror(errno)));
-  Bytes data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) return make_error("read failed");
+  struct stat st {};
+  if (fstat(fileno(f.get()), &st) != 0) return make_error(fmt::format("cannot stat: {}", std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) return make_error("is a directory, not a file");
+  Bytes data;
+  if (S_ISREG(st.st_mode)) data.reserve(static_cast<size_t>(st.st_size));
+  uint8_t buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) data.insert(data.end(), buf, buf + n);
+  if (std::ferror(f.get())) return make_error(fmt::format("read failed: {}", std::strerror(errno)));
   return data;
 }
 
