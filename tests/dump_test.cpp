@@ -1,6 +1,7 @@
 // hwx-dump: JSON shape, text output, diff, weights and one-line errors,
 // exercised through the real binary.
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -176,6 +177,34 @@ TEST(DumpWeights, WritesEachKernelSymbolsBytes) {
   }
 }
 
+TEST(DumpWeights, HostileSymbolNamesStayInsideTheDirectory) {
+  ANE_REQUIRE_CORPUS();
+  TempDir tmp;
+  Bytes b = test::read_or_die(test::corpus_hwx_path("conv"));
+  auto f = read_hwx(b);
+  ASSERT_TRUE(f.ok());
+  // Rename kernel symbol 0 to "../../<rest>" and symbol 1 to ".." in place.
+  const uint64_t s0 = f->symtab()->stroff + f->symbols[0].nlist.strx;
+  const uint64_t s1 = f->symtab()->stroff + f->symbols[1].nlist.strx;
+  std::memcpy(&b[s0], "../../", 6);
+  std::memcpy(&b[s1], "..\0", 3);
+  write_bytes(tmp.file("evil.hwx"), b);
+  fs::create_directories(tmp.file("out/inner"));
+  std::string out, err;
+  ASSERT_EQ(test::run_command(dump_cmd("--weights " + tmp.file("out/inner") + " " + tmp.file("evil.hwx")), &out, &err),
+            0)
+      << err;
+  size_t inside = 0;
+  for (const auto& e : fs::directory_iterator(tmp.file("out/inner"))) {
+    EXPECT_EQ(e.path().parent_path(), fs::path(tmp.file("out/inner")));
+    ++inside;
+  }
+  EXPECT_EQ(inside, 3u);
+  size_t outer = 0;
+  for (const auto& e : fs::recursive_directory_iterator(tmp.path)) outer += e.path().extension() == ".bin";
+  EXPECT_EQ(outer, 3u);
+}
+
 TEST(DumpErrors, MalformedInputGivesOneLineAndNonZeroExit) {
   ANE_REQUIRE_CORPUS();
   TempDir tmp;
@@ -220,6 +249,47 @@ TEST(DumpErrors, UsageErrors) {
   EXPECT_EQ(test::run_command(dump_cmd("--help"), &out, &err), 0);
   EXPECT_NE(out.find("--diff"), std::string::npos);
   EXPECT_NE(out.find("--weights"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ane
+
+namespace ane {
+namespace {
+
+// An independent decoder: for v4.2.1 files every task has the fixed 0x274
+// layout, so each aneregs.json field can be read straight from the file at
+// task offset + byte. Every published field of every task in hwx-dump --json
+// must agree with it.
+TEST(DumpJson, EveryPublishedFieldAgreesWithAFixedOffsetDecoder) {
+  ANE_REQUIRE_CORPUS();
+  std::ifstream in(test::corpus_dir() + "/aneregs.json");
+  const json table = json::parse(in);
+  ASSERT_EQ(table.size(), 258u);
+  size_t compared = 0;
+  for (const auto& name : test::corpus_hwx_names()) {
+    SCOPED_TRACE(name);
+    const Bytes file = test::read_or_die(test::corpus_hwx_path(name));
+    const json j = run_json(test::corpus_hwx_path(name));
+    for (const auto& task : j["tasks"]) {
+      const uint64_t base = task["offset"].get<uint64_t>();
+      for (const auto& entry : table) {
+        std::string field = entry[0].get<std::string>();
+        field = field.substr(field.find('.') + 1);  // drop aneTD. / aneRegs.
+        const uint64_t byte = entry[1][0].get<uint64_t>();
+        const uint32_t bit = entry[1][1].get<uint32_t>() + 8 * (byte % 4);
+        const uint32_t width = entry[1][2].get<uint32_t>();
+        const uint64_t at = base + byte - byte % 4;
+        const uint32_t word = file[at] | file[at + 1] << 8 | file[at + 2] << 16 |
+                              static_cast<uint32_t>(file[at + 3]) << 24;
+        const uint32_t expect = width == 32 ? word : (word >> bit) & ((1u << width) - 1);
+        ASSERT_TRUE(task["registers"].contains(field)) << field;
+        EXPECT_EQ(task["registers"][field].get<uint32_t>(), expect) << field;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 258u * 7);  // seven tasks in the corpus
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // hwx-dump: show everything inside an Apple Neural Engine .hwx program.
+#include <cctype>
 #include <cstdio>
+#include <set>
 #include <filesystem>
 #include <string>
 
@@ -16,14 +18,29 @@ int fail(const std::string& path, const ane::Error& e, int code) {
   return code;
 }
 
+// Symbol names come from the file: keep [A-Za-z0-9_.@-] and never let a name
+// climb out of the output directory.
+std::string safe_file_name(const std::string& symbol, size_t index) {
+  std::string out;
+  for (char c : symbol)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '@' || c == '.') ? c : '_';
+  if (out.empty() || out.find_first_not_of('.') == std::string::npos || out.size() > 200)
+    out = fmt::format("kernel{}", index);
+  return out;
+}
+
 int write_weights(const ane::Program& p, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return fail(dir, ane::make_error("cannot create directory: " + ec.message()), 1);
   const auto blobs = ane::kernel_blobs(p.file);
   if (blobs.empty()) fmt::print("{}: no kernel data symbols in __TEXT,__const\n", p.path);
-  for (const auto& k : blobs) {
-    const std::string out = (std::filesystem::path(dir) / (k.symbol + ".bin")).string();
+  std::set<std::string> used;
+  for (size_t i = 0; i < blobs.size(); ++i) {
+    const auto& k = blobs[i];
+    std::string name = safe_file_name(k.symbol, i);
+    if (!used.insert(name).second) name = fmt::format("{}.{}", name, i);  // repeated symbol names
+    const std::string out = (std::filesystem::path(dir) / (name + ".bin")).string();
     if (auto s = ane::write_file(out, k.data); !s) return fail(out, s.error(), 1);
     fmt::print("{}  {:#x} bytes from __const+{:#x}\n", out, k.data.size(), k.const_offset);
   }
