@@ -170,6 +170,14 @@ struct BufferInfo {
   std::optional<BufferDescriptor> descriptor;
   std::string stab;  // tensor stab string, when present
   std::optional<TensorStab> stab_shape;  // the stab, parsed
+
+  // Shape, strides and element type: from the descriptor, else the stab.
+  struct Shape {
+    std::array<uint64_t, 4> nchw{};
+    std::array<uint64_t, 4> strides{};
+    uint32_t type = 0;
+  };
+  std::optional<Shape> shape() const;
 };
 
 const char* direction_name(BufferDirection d);

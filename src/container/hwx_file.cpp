@@ -38,6 +38,23 @@ std::string element_type_name(uint32_t code) {
   return fmt::format("type{}", code);
 }
 
+std::optional<BufferInfo::Shape> BufferInfo::shape() const {
+  Shape s;
+  if (descriptor) {
+    for (int d = 0; d < 4; ++d) s.nchw[d] = descriptor->nchw[d];
+    s.strides = descriptor->strides;
+    s.type = descriptor->type;
+    return s;
+  }
+  if (stab_shape) {
+    s.nchw = stab_shape->nchw;
+    s.strides = stab_shape->strides;
+    s.type = stab_shape->element_type;
+    return s;
+  }
+  return std::nullopt;
+}
+
 const SymtabCommand* HwxFile::symtab() const {
   for (const auto& lc : commands)
     if (auto* st = lc.as<SymtabCommand>()) return st;

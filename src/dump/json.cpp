@@ -85,28 +85,22 @@ Json buffer_json(const BufferInfo& b) {
   j["address"] = b.address;
   j["size"] = b.size;
   j["slot"] = b.slot;
+  if (const auto shape = b.shape()) {
+    j["n"] = shape->nchw[0];
+    j["c"] = shape->nchw[1];
+    j["h"] = shape->nchw[2];
+    j["w"] = shape->nchw[3];
+    j["strides"] = {{"n", shape->strides[0]}, {"c", shape->strides[1]}, {"h", shape->strides[2]},
+                    {"w", shape->strides[3]}};
+    j["type"] = shape->type;
+    j["type_name"] = element_type_name(shape->type);
+  }
   if (b.descriptor) {
     const auto& d = *b.descriptor;
-    j["n"] = d.nchw[0];
-    j["c"] = d.nchw[1];
-    j["h"] = d.nchw[2];
-    j["w"] = d.nchw[3];
     j["depth"] = d.depth;
-    j["strides"] = {{"n", d.strides[0]}, {"c", d.strides[1]}, {"h", d.strides[2]}, {"w", d.strides[3]}};
-    j["type"] = d.type;
-    j["type_name"] = element_type_name(d.type);
     j["total_size"] = d.total_size;
     j["extent"] = d.extent;
     j["descriptor_names"] = {d.name, d.name2};
-  } else if (b.stab_shape) {  // no descriptor: the shape from the tensor stab
-    const auto& st = *b.stab_shape;
-    j["n"] = st.nchw[0];
-    j["c"] = st.nchw[1];
-    j["h"] = st.nchw[2];
-    j["w"] = st.nchw[3];
-    j["strides"] = {{"n", st.strides[0]}, {"c", st.strides[1]}, {"h", st.strides[2]}, {"w", st.strides[3]}};
-    j["type"] = st.element_type;
-    j["type_name"] = element_type_name(st.element_type);
   }
   if (!b.stab.empty()) j["stab"] = b.stab;
   return j;

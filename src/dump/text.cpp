@@ -93,16 +93,10 @@ void dump_buffers(std::string& out, const HwxFile& f) {
        "strides N,C,H,W", "type", "size");
   for (const auto& b : bufs) {
     std::string shape = "-", strides = "-", type = "-";
-    if (b.descriptor) {
-      const auto& d = *b.descriptor;
-      shape = fmt::format("{},{},{},{}", d.nchw[0], d.nchw[1], d.nchw[2], d.nchw[3]);
-      strides = fmt::format("{:#x},{:#x},{:#x},{:#x}", d.strides[0], d.strides[1], d.strides[2], d.strides[3]);
-      type = element_type_name(d.type);
-    } else if (b.stab_shape) {
-      const auto& st = *b.stab_shape;
-      shape = fmt::format("{},{},{},{}", st.nchw[0], st.nchw[1], st.nchw[2], st.nchw[3]);
-      strides = fmt::format("{:#x},{:#x},{:#x},{:#x}", st.strides[0], st.strides[1], st.strides[2], st.strides[3]);
-      type = element_type_name(st.element_type);
+    if (const auto sh = b.shape()) {
+      shape = fmt::format("{},{},{},{}", sh->nchw[0], sh->nchw[1], sh->nchw[2], sh->nchw[3]);
+      strides = fmt::format("{:#x},{:#x},{:#x},{:#x}", sh->strides[0], sh->strides[1], sh->strides[2], sh->strides[3]);
+      type = element_type_name(sh->type);
     }
     line(out, "  {:<20} {:<6} {:>4} {:<#10x} {:>18} {:<28} {:<8} {:>#9x}", b.name, direction_name(b.direction),
          b.slot, b.address, shape, strides, type, b.size);
