@@ -150,6 +150,14 @@ TEST(Malformed, CountsAndSizesPastTheEnd) {
   EXPECT_NE(r.error().message.find("not NUL-terminated"), std::string::npos) << r.error().str();
 }
 
+TEST(Malformed, OtherGenerationsAreRefused) {
+  ANE_REQUIRE_CORPUS();
+  Bytes b = corpus("relu");
+  put32(b, 8, 5);  // H14
+  expect_error(b, 8, "cpusubtype 5 is not H13 (4)");
+  EXPECT_TRUE(read_hwx(b).ok());  // the container itself is still readable
+}
+
 TEST(Malformed, TaskChains) {
   ANE_REQUIRE_CORPUS();
   const Bytes concat = corpus("concat");

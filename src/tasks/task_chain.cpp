@@ -8,9 +8,15 @@ namespace ane {
 namespace {
 constexpr uint32_t kEonBit = 1u << 25;
 constexpr uint32_t kV4TaskWordsM1 = 0x9c;  // used when no program descriptor says
+constexpr uint32_t kCpuSubtypeH13 = 4;
 }  // namespace
 
 Expected<std::vector<Task>> decode_tasks(const HwxFile& file) {
+  // Other generations (H11, H14, ...) lay tasks out differently; decoding them
+  // with the H13 table would print plausible nonsense.
+  if (file.header.cpusubtype != kCpuSubtypeH13)
+    return make_error(8, fmt::format("cpusubtype {} is not H13 (4): libane only knows the H13 task format",
+                                     file.header.cpusubtype));
   const macho::Section64* text_sec = file.find_section("__TEXT", "__text");
   if (!text_sec) return make_error("no __TEXT,__text section: the file holds no task descriptors");
   const auto text = file.section_data(*text_sec);
