@@ -91,11 +91,6 @@ struct LoadCommand {
 
   // The command encoded as on disk (cmdsize bytes).
   Bytes encode() const;
-  // Reads a little-endian word at a command-relative offset of the encoded
-  // command; nullopt when out of range.
-  std::optional<uint32_t> u32_at(uint64_t off) const;
-  std::optional<uint64_t> u64_at(uint64_t off) const;
-  std::optional<std::string> cstring_at(uint64_t off) const;
 };
 
 struct Symbol {

@@ -97,25 +97,4 @@ Bytes LoadCommand::encode() const {
   return out;
 }
 
-std::optional<uint32_t> LoadCommand::u32_at(uint64_t off) const {
-  Bytes b = encode();
-  auto v = ByteView(b).u32(off);
-  if (!v) return std::nullopt;
-  return *v;
-}
-
-std::optional<uint64_t> LoadCommand::u64_at(uint64_t off) const {
-  Bytes b = encode();
-  auto v = ByteView(b).u64(off);
-  if (!v) return std::nullopt;
-  return *v;
-}
-
-std::optional<std::string> LoadCommand::cstring_at(uint64_t off) const {
-  Bytes b = encode();
-  auto v = ByteView(b).cstring(off);
-  if (!v) return std::nullopt;
-  return *v;
-}
-
 }  // namespace ane
