@@ -286,3 +286,23 @@ TEST(Malformed, SelfDiffIsEmptyWithRepeatedSectionNames) {
 
 }  // namespace
 }  // namespace ane
+
+namespace ane {
+namespace {
+
+TEST(Malformed, ZeroFillSectionsNeedNoFileBytes) {
+  ANE_REQUIRE_CORPUS();
+  Bytes b = corpus("relu");
+  auto f = read_hwx(b);
+  ASSERT_TRUE(f.ok());
+  const uint64_t const_sec = f->commands[1].offset + 0x48 + 0x50;  // __TEXT,__const
+  put_u64(b, const_sec + 0x28, 0x1000000);                         // 16 MiB
+  expect_error(b, const_sec + 0x28, "runs past the end of the file");
+  put32(b, const_sec + 0x40, 0x01);  // S_ZEROFILL
+  auto z = read_hwx(b);
+  ASSERT_TRUE(z.ok()) << z.error().str();
+  EXPECT_TRUE(write_hwx(*z) == b);
+}
+
+}  // namespace
+}  // namespace ane

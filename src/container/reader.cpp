@@ -229,7 +229,11 @@ Expected<SegmentCommand> Reader::read_segment(ByteView lc) {
     sec.reserved1 = *lc.u32(so + 0x44);
     sec.reserved2 = *lc.u32(so + 0x48);
     sec.reserved3 = *lc.u32(so + 0x4c);
-    const bool file_backed = s.filesize != 0 && sec.offset != 0;
+    // Zero-fill sections (S_ZEROFILL, S_GB_ZEROFILL, S_THREAD_LOCAL_ZEROFILL)
+    // occupy no file bytes whatever their offset says.
+    const uint32_t type = sec.flags & 0xff;
+    const bool zerofill = type == 0x01 || type == 0x0c || type == 0x12;
+    const bool file_backed = s.filesize != 0 && sec.offset != 0 && !zerofill;
     if (file_backed && !file_.contains(sec.offset, sec.size))
       return make_error(off + so + 0x28, fmt::format("section {},{} range {:#x}+{:#x} runs past the end of the file",
                                                      sec.segname, sec.sectname, sec.offset, sec.size));
