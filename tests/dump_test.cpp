@@ -294,3 +294,28 @@ TEST(DumpJson, EveryPublishedFieldAgreesWithAFixedOffsetDecoder) {
 
 }  // namespace
 }  // namespace ane
+
+namespace ane {
+namespace {
+
+TEST(DumpJson, UnknownCommandsShowTheirRawBytes) {
+  ANE_REQUIRE_CORPUS();
+  TempDir tmp;
+  Bytes b = test::read_or_die(test::corpus_hwx_path("relu"));
+  auto f = read_hwx(b);
+  ASSERT_TRUE(f.ok());
+  size_t ident = 0;
+  for (size_t i = 0; i < f->commands.size(); ++i)
+    if (f->commands[i].cmd == macho::LC_IDENT) ident = i;
+  put_u32(b, f->commands[ident].offset, 0x77);  // now an unknown command
+  write_bytes(tmp.file("raw.hwx"), b);
+  const json j = run_json(tmp.file("raw.hwx"));
+  const auto& lc = j["load_commands"][ident];
+  EXPECT_EQ(lc["cmd"], 0x77);
+  // "ANEC v1\n..." as hex, right after cmd and cmdsize.
+  EXPECT_EQ(lc["raw"].get<std::string>().substr(0, 16), "414e45432076310a");
+  EXPECT_EQ(lc["raw"].get<std::string>().size(), 2 * (f->commands[ident].cmdsize - 8u));
+}
+
+}  // namespace
+}  // namespace ane

@@ -74,6 +74,10 @@ Json command_json(const LoadCommand& lc, size_t index) {
     j["data_owner"] = n->data_owner;
     j["data_offset"] = n->offset;
     j["data_size"] = n->size;
+  } else if (lc.as<RawCommand>()) {
+    std::string bytes;  // the undecoded body, as hex
+    for (uint8_t b : lc.tail) bytes += fmt::format("{:02x}", b);
+    j["raw"] = bytes;
   }
   return j;
 }

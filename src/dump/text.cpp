@@ -1,5 +1,6 @@
 // Text rendering of a program for people.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ane/dump.h"
 
@@ -48,7 +49,7 @@ void dump_commands(std::string& out, const HwxFile& f) {
     else if (const auto* n = lc.as<NoteCommand>())
       what = fmt::format("owner \"{}\" data {:#x}+{:#x}", n->data_owner, n->offset, n->size);
     else
-      what = fmt::format("{} bytes, not decoded", lc.cmdsize);
+      what = fmt::format("not decoded: {:02x}", fmt::join(lc.tail, " "));
     line(out, "  [{:2}] {:#06x} {:<20} cmd {:#04x} cmdsize {:#06x}  {}", i, lc.offset, macho::command_name(lc.cmd),
          lc.cmd, lc.cmdsize, what);
   }
