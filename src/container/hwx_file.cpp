@@ -145,6 +145,11 @@ std::vector<BufferInfo> HwxFile::buffers() const {
   const auto prog = program();
   const auto descs = descriptors();
   const auto segs = segments();
+  // Tensor stabs, parsed once: (symbol index, parsed stab).
+  std::vector<std::pair<size_t, TensorStab>> stabs;
+  for (size_t s = 0; s < symbols.size(); ++s)
+    if (symbols[s].nlist.type == macho::N_GSYM)
+      if (auto st = parse_tensor_stab(symbols[s].name)) stabs.emplace_back(s, std::move(*st));
 
   for (size_t i = 0; i < commands.size(); ++i) {
     const auto* decl = commands[i].as<BufferDeclCommand>();
@@ -191,12 +196,13 @@ std::vector<BufferInfo> HwxFile::buffers() const {
       if (sym.nlist.type == (macho::N_SECT | macho::N_EXT) && sym.nlist.value == b.address &&
           b.symbol_index < 0)
         b.symbol_index = static_cast<int>(s);
-      if (sym.nlist.type == macho::N_GSYM && b.stab.empty())
-        if (auto st = parse_tensor_stab(sym.name); st && matches(st->name)) {
-          b.stab = sym.name;
-          b.stab_shape = std::move(st);
-        }
     }
+    for (const auto& [s, st] : stabs)
+      if (matches(st.name)) {
+        b.stab = symbols[s].name;
+        b.stab_shape = st;
+        break;
+      }
     out.push_back(std::move(b));
   }
   return out;

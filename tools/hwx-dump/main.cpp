@@ -13,9 +13,10 @@
 
 namespace {
 
-int fail(const std::string& path, const ane::Error& e, int code) {
+// Prints the one-line error and gives the exit status for bad input.
+int fail(const std::string& path, const ane::Error& e) {
   fmt::print(stderr, "hwx-dump: {}: {}\n", path, e.str());
-  return code;
+  return 2;
 }
 
 // Symbol names come from the file: keep [A-Za-z0-9_.@-] and never let a name
@@ -32,7 +33,7 @@ std::string safe_file_name(const std::string& symbol, size_t index) {
 int write_weights(const ane::Program& p, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return fail(dir, ane::make_error("cannot create directory: " + ec.message()), 1);
+  if (ec) return fail(dir, ane::make_error("cannot create directory: " + ec.message()));
   const auto blobs = ane::kernel_blobs(p.file);
   if (blobs.empty()) fmt::print("{}: no kernel data symbols in __TEXT,__const\n", p.path);
   std::set<std::string> used;
@@ -41,7 +42,7 @@ int write_weights(const ane::Program& p, const std::string& dir) {
     std::string name = safe_file_name(k.symbol, i);
     if (!used.insert(name).second) name = fmt::format("{}.{}", name, i);  // repeated symbol names
     const std::string out = (std::filesystem::path(dir) / (name + ".bin")).string();
-    if (auto s = ane::write_file(out, k.data); !s) return fail(out, s.error(), 1);
+    if (auto s = ane::write_file(out, k.data); !s) return fail(out, s.error());
     fmt::print("{}  {:#x} bytes from __const+{:#x}\n", out, k.data.size(), k.const_offset);
   }
   return 0;
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
   std::vector<ane::Program> programs;
   for (const auto& f : files) {
     auto p = ane::open_program(f);
-    if (!p) return fail(f, p.error(), 2);
+    if (!p) return fail(f, p.error());
     programs.push_back(std::move(p).value());
   }
   ane::DumpOptions opt;
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
   }
 
   const auto& p = programs[0];
-  if (!weights_dir.empty()) return write_weights(p, weights_dir) == 0 ? 0 : 2;
+  if (!weights_dir.empty()) return write_weights(p, weights_dir);
   fmt::print("{}", json ? ane::dump_json(p, opt) : ane::dump_text(p, opt));
   return 0;
 }
