@@ -1,0 +1,25 @@
+// IEEE 754 binary16 ("half", fp16) conversions. The ANE stores every tensor,
+// weight and scale in this format; the compiler converts Float32 weights to it
+// and the simulator converts at its DMA edges.
+#pragma once
+
+#include <cstdint>
+
+namespace ane {
+
+// Exact: every fp16 value (subnormals, +-0, +-Inf, NaN payloads) is an fp32.
+float fp16_to_float(uint16_t h);
+// Round to nearest, ties to even. Values beyond the fp16 range become +-Inf,
+// NaNs stay NaN (quiet, sign and top payload bits kept).
+uint16_t float_to_fp16(float f);
+// The same for double inputs, rounded once (no double rounding through fp32).
+uint16_t double_to_fp16(double d);
+
+inline bool fp16_is_nan(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0; }
+inline bool fp16_is_inf(uint16_t h) { return (h & 0x7fff) == 0x7c00; }
+inline bool fp16_is_subnormal(uint16_t h) { return (h & 0x7c00) == 0 && (h & 0x03ff) != 0; }
+
+constexpr uint16_t kFp16One = 0x3c00;
+constexpr uint16_t kFp16Max = 0x7bff;  // 65504
+
+}  // namespace ane

@@ -1,0 +1,176 @@
+// A register-level software model of the H13 Apple Neural Engine.
+//
+// The simulator executes the task-descriptor chain of an HWX program the way
+// the hardware does: for each task it reads the register image through the
+// register database, runs the tile DMA, kernel DMA, neural engine (NE) or
+// planar engine (PE) and the destination DMA, and leaves the results in the
+// memory of the program's base-address slots. Semantics and their evidence:
+// ../shared/docs/simulator-semantics.md (section numbers below refer to it).
+//
+// Anything the public record does not pin down is refused with
+// "unsupported: <Block.Register.Field>=<value> in task N", unless a named
+// assumption (Assumptions) turns it on. Numerics that every observation
+// leaves open are switches in Numerics (section 9).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ane/dump.h"  // Program
+#include "ane/error.h"
+#include "ane/registers.h"
+
+namespace ane::sim {
+
+// ---- options (section 1.1, 9, 11.2) -------------------------------------------
+struct Numerics {
+  enum class Accumulator { Fp32, Fp64 } accumulator = Accumulator::Fp32;
+  enum class Products { Exact, Fp16 } products = Products::Exact;
+  enum class BiasPoint { InAccumulator, AfterRound } bias = BiasPoint::InAccumulator;
+  enum class Overflow { Inf, Saturate } overflow = Overflow::Inf;
+  enum class Subnormals { Keep, FlushToZero } subnormals = Subnormals::Keep;
+  enum class Lut { Linear, Ideal } lut = Lut::Linear;
+};
+
+struct Assumptions {
+  bool pe_minmax = false;   // A1: PE OpMode 2 = max, 3 = min
+  bool ocg_layout = false;  // A2: lane/weight order when OCGSize > 0 and weights differ
+  bool post_chain = false;  // A3: MAC -> bias -> PostScale -> nonlinearity -> round
+  bool lut_any = false;     // A4: any 0x80-byte table read like the sigmoid one
+};
+
+struct Options {
+  Numerics numerics;
+  Assumptions assume;
+  // Cap on the bytes a simulator may hold at once: slot memories plus the
+  // working buffers of one task. Registers and container sizes are hostile
+  // input; anything that would need more is an error, never an allocation.
+  static constexpr uint64_t kDefaultMemoryLimit = uint64_t{4} << 30;  // 4 GiB
+  uint64_t memory_limit = kDefaultMemoryLimit;
+};
+
+// Parses "acc=fp64", "lut=ideal", "A1", "pe-minmax", "all-assumptions", ...
+// into opts; error names the unknown setting.
+Status apply_option(Options& opts, const std::string& setting);
+// Every numerics setting as "name=value" (defaults included), then the
+// assumptions that are on ("A1 pe-minmax", ...).
+std::vector<std::string> describe_options(const Options& opts);
+
+// The sigmoid table of corpus sigmoid.hwx (64 fp16 slots), rebuilt from the
+// facts of section 6.6: nodes RN_fp16(sigmoid(x)) for x = -8, -7.5, ..., 8 in
+// slots 4-36, the documented clamp, slope and unexplained constants elsewhere.
+// Without A4 a LUT task runs only when its lane 0 holds exactly these bytes.
+const std::array<uint16_t, 64>& sigmoid_lut();
+
+// ---- tensors ------------------------------------------------------------------
+// A dense fp16 tensor in NCHW order (W fastest), without any row padding.
+struct Tensor {
+  std::array<uint32_t, 4> nchw{};
+  std::vector<uint16_t> data;  // fp16 bit patterns
+  size_t elements() const {
+    return size_t{nchw[0]} * nchw[1] * nchw[2] * nchw[3];
+  }
+};
+
+// ---- trace ----------------------------------------------------------------------
+struct DmaRecord {
+  std::string unit;  // "TileDMASrc", "TileDMASrc2", "KernelDMA", "TileDMADst"
+  int slot = -1;
+  uint64_t begin = 0, end = 0;  // byte range inside the slot
+  int lane = -1;                // kernel DMA lane (KernelDMA records only)
+};
+
+struct TraceRecord {
+  uint32_t task = 0;
+  uint64_t text_offset = 0;
+  std::string engine;  // "NE" or "PE"
+  std::string op;      // "conv", "pass", "relu", "sigmoid", "add", "mul", ...
+  std::array<uint32_t, 4> in_shape{};   // C, H, W per source (N = 1)
+  std::array<uint32_t, 4> out_shape{};
+  std::vector<DmaRecord> dma;
+  std::vector<std::string> notes;  // options/assumptions that affected the result
+  // Fields with no known effect on results, traced instead of refused
+  // (section 11.3 #12): "Header[8].ENE=3", "Common.Cfg=0x4144405", ...
+  std::vector<std::string> traced;
+  // Output statistics (fp16 values written by TileDMADst).
+  float min = 0, max = 0;
+  uint64_t nan = 0, inf = 0, subnormal = 0;
+  uint64_t checksum = 0;  // FNV-1a 64 over the fp16 bits written, in NCHW order
+  std::string line() const;  // one human-readable line
+};
+
+using TraceHook = std::function<void(const TraceRecord&)>;
+
+// ---- the machine ------------------------------------------------------------------
+// Low-level state: bounds-checked memory per base-address slot. Tests and
+// benchmarks may fill slots and run hand-made register images directly.
+class Machine {
+ public:
+  explicit Machine(Options opts = {});
+  ~Machine();
+  Machine(Machine&&) noexcept;
+  Machine& operator=(Machine&&) noexcept;
+
+  // Slot k gets `size` zero bytes (or a copy of `bytes`), replacing any previous.
+  void set_slot(int k, uint64_t size);
+  void set_slot(int k, std::vector<uint8_t> bytes);
+  std::vector<uint8_t>* slot(int k);  // nullptr when unbound
+  const std::vector<uint8_t>* slot(int k) const;
+
+  // Runs one task. `index`/`text_offset` only label errors and trace records.
+  Status run_task(const RegisterImage& regs, uint32_t index, uint64_t text_offset = 0,
+                  const TraceHook& trace = {});
+
+  // Slot k shares the memory of slot `target` (two slot-table entries with
+  // one address). Later set_slot on either one gives k its own memory again.
+  void alias_slot(int k, int target);
+  // Bytes of all slot memories (aliases counted once).
+  uint64_t slot_bytes() const;
+
+  // High-water mark of the bytes this machine allocated (slots + working buffers).
+  uint64_t peak_bytes() const;
+  const Options& options() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// High level: a loaded program with named inputs and outputs.
+class Simulator {
+ public:
+  // Builds the slot memories from the program's slot table and sections.
+  static Expected<Simulator> create(const Program& program, Options opts = {});
+
+  const std::vector<BufferInfo>& inputs() const;
+  const std::vector<BufferInfo>& outputs() const;
+
+  // Scatters t into the input buffer `name` with that buffer's strides. The
+  // element count must equal the buffer's N*C*H*W (any shape with that count).
+  Status set_input(const std::string& name, const Tensor& t);
+  // Walks the task chain; stops at the first error.
+  Status run(const TraceHook& trace = {});
+  // Gathers an output (or input) buffer into a dense tensor of its own shape.
+  Expected<Tensor> read_buffer(const std::string& name) const;
+
+  const Machine& machine() const;
+  // The machine itself: fuzzers and benchmarks run extra register images on
+  // the program's own slots.
+  Machine& machine();
+
+  Simulator(Simulator&&) noexcept;
+  Simulator& operator=(Simulator&&) noexcept;
+  ~Simulator();
+
+ private:
+  Simulator();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ane::sim

@@ -1,0 +1,287 @@
+// Lowering rules: one function per task kind fills a RegisterImage by field
+// name. Values and their evidence: plist-to-hwx.md sections 6 and 9 (summed
+// up in docs/compiler.md). Registers a rule does not set stay 0.
+#include <fmt/format.h>
+
+#include "image_writer.h"
+#include "plan.h"
+
+namespace ane::compiler {
+
+namespace {
+
+constexpr uint32_t kTaskStride = 0x300;  // v4.2.1 places task i at __text + i * 0x300
+constexpr uint32_t kFp16One = 0x3c00;
+constexpr uint32_t kFp32One = 0x3f800000;
+constexpr uint32_t kFmtFp16 = 2;  // ChCfg / KernelCfg format code of fp16
+
+uint64_t roundup(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Number of neural-engine cores a task spreads over: 1 + ceil(log2(lanes)).
+uint32_t engines_for(uint32_t channels) {
+  const uint32_t lanes = std::min<uint32_t>(channels, 16);
+  uint32_t log = 0;
+  while ((1u << log) < lanes) ++log;
+  return 1 + log;
+}
+
+// L2 row padding once a row reaches 0x400 bytes (samples: none at 0x20-0x30,
+// padding at 0x400 and 0x2000).
+uint64_t l2_pad(uint64_t row, uint64_t pad) { return row >= 0x400 ? pad : 0; }
+
+struct Ctx {
+  const Plan& plan;
+  const TaskPlan& t;
+  size_t index;
+  uint64_t kbase;
+  const Tensor& src() const { return plan.tensors[t.src]; }
+  const Tensor& dst() const { return plan.tensors[t.dst]; }
+  bool last() const { return index + 1 == plan.tasks.size(); }
+  bool planar() const { return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul; }
+};
+
+void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
+  const bool last = c.last();
+  w.set("Header[0].TID", c.index);
+  w.set("Header[0].LNID", last && c.plan.tasks.size() > 1);
+  w.set("Header[0].EON", last);
+  w.set("Header[1].NextSize", last ? 0 : 0x274 / 4 - 1);
+  w.set("Header[2].LogEvents", last ? 0x422 : 0x400);
+  w.set("Header[4].DebugLogEvents", (c.t.compiler_copy ? 0x68 : 0xfff868) + (last ? 2 : 0));
+  for (const char* f : {"Header[6].SPL", "Header[6].TSR", "Header[6].TSE", "Header[6].SrcLoc", "Header[6].DstLoc"})
+    w.set(f, 1);
+  w.set("Header[7].NextPointer", last ? 0 : (c.index + 1) * kTaskStride);
+  w.set("Header[8].RBase0", c.src().slot);
+  w.set("Header[8].RBE0", 1);
+  if (c.t.src2 >= 0) {
+    w.set("Header[8].RBase1", c.plan.tensors[c.t.src2].slot);
+    w.set("Header[8].RBE1", 1);
+  }
+  w.set("Header[8].WBase", c.dst().slot);
+  w.set("Header[8].WBE", 1);
+  w.set("Header[8].TBase", kTextSlot);
+  w.set("Header[8].TBE", !last);
+  w.set("Header[8].ENE", engines);
+  if (!c.t.kernel.empty()) {
+    w.set("Header[9].KBase0", kConstSlot);
+    w.set("Header[9].KBE0", 1);
+  }
+}
+
+void kernel_dma(ImageWriter& w, const Ctx& c) {
+  if (c.planar()) return;  // the planar engine reads no kernel data: the block stays 0
+  if (!c.t.kernel.empty()) w.word("KernelDMASrc.Unk1F800.Value", 0x40);
+  for (size_t i = 0; i < 16; ++i) {
+    const bool used = i < c.t.lane_offsets.size();
+    w.set(fmt::format("KernelDMASrc.CoeffDMAConfig[{}].En", i).c_str(), used);
+    w.set(fmt::format("KernelDMASrc.CoeffDMAConfig[{}].CacheHint", i).c_str(), 2);
+    if (used) w.dma(fmt::format("KernelDMASrc.CoeffBaseAddr[{}].Addr", i).c_str(), c.kbase + c.t.lane_offsets[i]);
+    w.dma(fmt::format("KernelDMASrc.CoeffBfrSize[{}].MemBfrSize", i).c_str(), used ? c.t.lane_sizes[i] : 0x40);
+  }
+  for (const char* f : {"KernelDMASrc.Unk1F8C8.Value", "KernelDMASrc.Unk1F8CC.Value", "KernelDMASrc.Unk1F8D0.Value",
+                        "KernelDMASrc.Unk1F8D4.Value"})
+    w.word(f, 0x80);
+}
+
+void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t engines) {
+  const Tensor& s = c.src();
+  const Tensor& d = c.dst();
+  w.set("Common.InDim.Win", s.w);
+  w.set("Common.InDim.Hin", s.h);
+  w.set("Common.InDepth.Din", 1);
+  w.set("Common.ChCfg.InFmt", kFmtFp16);
+  if (c.planar()) w.set("Common.ChCfg.Src2InFmt", kFmtFp16);
+  w.set("Common.ChCfg.OutFmt", kFmtFp16);
+  w.set("Common.Cin.Cin", cin);
+  w.set("Common.Cout.Cout", cout);
+  w.set("Common.OutDim.Wout", d.w);
+  w.set("Common.OutDim.Hout", d.h);
+  w.set("Common.OutDepth.Dout", 1);
+  for (const char* f : {"Common.ConvCfg.Kw", "Common.ConvCfg.Kh", "Common.ConvCfg.Sx", "Common.ConvCfg.Sy",
+                        "Common.ConvCfg.Ox", "Common.ConvCfg.Oy"})
+    w.set(f, 1);
+  w.set("Common.ConvCfg.OCGSize", c.t.ocg_size);
+  w.word("Common.Unk00020.Value", 0x2041);
+  w.set("Common.GroupConvCfg.NumGroups", 1);
+  w.set("Common.GroupConvCfg.UnicastCin", 1);
+  w.set("Common.GroupConvCfg.UnicastEn", c.t.kind == TaskKind::Pass);
+  w.set("Common.TileCfg.TileHeight", 1);
+  if (c.planar()) {
+    w.word("Common.Unk0002C.Value", 4);
+    for (const char* f : {"Common.Cfg.UnkBit0", "Common.Cfg.UnkBit1", "Common.Cfg.UnkBit4", "Common.Cfg.UnkBit5"})
+      w.set(f, 1);
+    return;
+  }
+  w.set("Common.Cfg.UnkBit0", 1);
+  w.set("Common.Cfg.ActiveNE", engines - 1);
+  if (c.t.kind == TaskKind::Conv) {
+    w.set("Common.Cfg.SmallSourceMode", 1);
+    w.set("Common.Cfg.ShPref", 4);
+    w.set("Common.Cfg.ShMin", 4);
+    w.set("Common.Cfg.ShMax", 4);
+    // 1 for 2-64 output channels, 0 for 512 (the rule between is not known).
+    w.set("Common.Cfg.AccDoubleBufEn", cout < 512);
+  } else {
+    w.set("Common.Cfg.ShPref", 1);
+    w.set("Common.Cfg.ShMin", s.w <= 16);  // 1 at widths 1 and 16, 0 at 77
+    w.set("Common.Cfg.ShMax", 1);
+    w.set("Common.Cfg.AccDoubleBufEn", 1);
+  }
+  w.set("Common.TaskInfo.NID", 1);
+}
+
+void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels) {
+  const Tensor& s = c.src();
+  w.set("TileDMASrc.DMAConfig.En", 1);
+  w.set("TileDMASrc.DMAConfig.CacheHint", 2);
+  w.set("TileDMASrc.DMAConfig.CacheHintReuse", 14);
+  w.set("TileDMASrc.DMAConfig.CacheHintNoReuse", 12);
+  w.set("TileDMASrc.Src2DMAConfig.CacheHint", 2);
+  w.set("TileDMASrc.Src2DMAConfig.CacheHintReuse", c.planar() ? 14 : 2);
+  w.set("TileDMASrc.Src2DMAConfig.CacheHintNoReuse", c.planar() ? 12 : 2);
+  w.dma("TileDMASrc.BaseAddr.Addr", s.offset);
+  w.dma("TileDMASrc.RowStride.Stride", s.row_stride);
+  w.dma("TileDMASrc.PlaneStride.PlaneStride", s.plane_stride);
+  w.dma("TileDMASrc.DepthStride.Stride", uint64_t{channels} * s.plane_stride);
+  w.set("TileDMASrc.Fmt.FmtMode", 1);
+  w.set("TileDMASrc.Fmt.Truncate", 3);
+  w.set("TileDMASrc.Fmt.MemFmt", 2);
+  w.set("TileDMASrc.Fmt.Interleave", 1);
+  if (c.planar()) {
+    const Tensor& b = c.plan.tensors[c.t.src2];
+    w.dma("TileDMASrc.Src2RowStride.Stride", b.row_stride);
+    w.dma("TileDMASrc.Src2PlaneStride.PlaneStride", b.plane_stride);
+    w.dma("TileDMASrc.Src2DepthStride.Stride", uint64_t{b.c} * b.plane_stride);
+    w.set("TileDMASrc.Src2Fmt.Truncate", 3);
+    w.set("TileDMASrc.Src2Fmt.MemFmt", 2);
+  } else {
+    w.word("TileDMASrc.Unk13840.Value", 0x100);
+  }
+}
+
+// L2 configuration words shared by the source and result sides.
+void l2_cfg(ImageWriter& w, const char* reg, bool alias_planar, bool buffer_mode) {
+  auto f = [&](const char* field) { return fmt::format("L2.{}.{}", reg, field); };
+  w.set(f(std::string(reg) == "SourceCfg" ? "SourceType" : "ResultType").c_str(), 2);
+  w.set(f("AliasConvSrc").c_str(), 1);
+  w.set(f("AliasConvRslt").c_str(), 1);
+  w.set(f("DMAFmt").c_str(), 1);
+  w.set(f("DMAInterleave").c_str(), 1);
+  w.set(f("AliasPlanarSrc").c_str(), alias_planar);
+  w.set(f("AliasPlanarRslt").c_str(), alias_planar);
+  if (buffer_mode) w.set(f("L2BfrMode").c_str(), 1);
+}
+
+void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
+  const Tensor& s = c.src();
+  const uint64_t cs = s.l2_channel_stride();
+  const uint64_t row = channels * cs;
+  const bool alias = !c.t.concat_last_piece;
+  l2_cfg(w, "SourceCfg", alias, false);
+  w.l2("L2.SourceChannelStride.Stride", cs);
+  w.word("L2.Unk04814.Value", static_cast<uint32_t>(row));
+  w.word("L2.Unk04818.Value", static_cast<uint32_t>(row));
+  if (c.t.kind == TaskKind::Conv) {
+    const Tensor& d = c.dst();
+    const uint64_t source_row = row + l2_pad(row, 0x30);
+    const uint64_t out_row = uint64_t{c.t.cout} * d.l2_channel_stride();
+    w.l2("L2.SourceRowStride.Stride", source_row);
+    l2_cfg(w, "ResultCfg", alias, false);
+    w.l2("L2.ResultBase.Addr", source_row);
+    w.l2("L2.ConvResultChannelStride.Stride", d.l2_channel_stride());
+    w.l2("L2.ConvResultRowStride.Stride", out_row + l2_pad(out_row, 0x20));
+    w.word("L2.Unk04840.Value", static_cast<uint32_t>(out_row));
+    w.word("L2.Unk04844.Value", static_cast<uint32_t>(out_row));
+  } else if (c.planar()) {
+    const Tensor& b = c.plan.tensors[c.t.src2];
+    const uint64_t source_row = row + l2_pad(row, 0x20);
+    const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
+    const uint64_t source2_row = row_b + l2_pad(row_b, 0x20);
+    const uint64_t base2 = roundup(source_row, 64);
+    w.set("L2.SourceCfg.UnkBit24", 1);
+    w.l2("L2.SourceRowStride.Stride", source_row);
+    w.l2("L2.Source2Base.Addr", base2);
+    w.l2("L2.Source2ChannelStride.Stride", b.l2_channel_stride());
+    w.l2("L2.Source2RowStride.Stride", source2_row);
+    w.word("L2.Unk04828.Value", static_cast<uint32_t>(row_b));
+    w.word("L2.Unk0482C.Value", static_cast<uint32_t>(row_b));
+    l2_cfg(w, "ResultCfg", alias, true);
+    w.l2("L2.ResultBase.Addr", base2 + source2_row);
+  } else {  // copies never pad, even at 16384 channels
+    w.l2("L2.SourceRowStride.Stride", row);
+    l2_cfg(w, "ResultCfg", alias, true);
+    w.l2("L2.ResultBase.Addr", row);
+  }
+}
+
+void planar_engine(ImageWriter& w, const Ctx& c) {
+  if (!c.planar()) return;
+  w.set("PE.Cfg.SecSrc", 2);
+  w.set("PE.Cfg.OpMode", c.t.kind == TaskKind::PlanarMul ? 1 : 0);
+  w.set("PE.BiasScale.Scale", c.t.scale);
+  w.set("PE.PreScale.PreScale", kFp16One);
+  w.set("PE.FinalScale.FinalScale", kFp32One);
+}
+
+void neural_engine(ImageWriter& w, const Ctx& c) {
+  if (c.planar()) return;
+  w.set("NE.KernelCfg.PalettizedBits", 8);
+  w.set("NE.MACCfg.UnkBit20", 1);
+  w.set("NE.PostScale.PostScale", kFp16One);
+  if (c.t.kind == TaskKind::Conv) {
+    w.set("NE.KernelCfg.KernelFmt", kFmtFp16);
+    w.set("NE.MACCfg.BinaryPoint", 28);
+    w.set("NE.MACCfg.BiasMode", c.t.bias);
+  } else {
+    w.set("NE.MACCfg.OpMode", 4);  // pass-through: no multiply-accumulate
+    w.set("NE.MACCfg.KernelMode", 1);
+    w.set("NE.MACCfg.NonlinearMode", c.t.nonlinear);
+  }
+}
+
+void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels) {
+  const Tensor& d = c.dst();
+  w.set("TileDMADst.DMAConfig.En", 1);
+  w.set("TileDMADst.DMAConfig.CacheHint", 3);
+  if (c.t.kind != TaskKind::Conv) w.set("TileDMADst.DMAConfig.L2BfrMode", 1);
+  w.dma("TileDMADst.BaseAddr.Addr", d.offset + uint64_t{c.t.dst_channel_offset} * d.plane_stride);
+  w.dma("TileDMADst.RowStride.RowStride", d.row_stride);
+  w.dma("TileDMADst.PlaneStride.PlaneStride", d.plane_stride);
+  w.dma("TileDMADst.DepthStride.DepthStride", uint64_t{depth_channels} * d.plane_stride);
+  w.set("TileDMADst.Fmt.FmtMode", 1);
+  w.set("TileDMADst.Fmt.Truncate", 3);
+  w.set("TileDMADst.Fmt.MemFmt", 2);
+  w.set("TileDMADst.Fmt.Interleave", 1);
+  if (!c.planar()) {
+    w.set("TileDMADst.Fmt.ZeroPadLast", 1);
+    w.set("TileDMADst.Fmt.ZeroPadFirst", 1);
+  }
+}
+
+}  // namespace
+
+Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t index, uint64_t kbase) {
+  const Ctx c{plan, plan.tasks[index], index, kbase};
+  ImageWriter w;
+  const uint32_t channels = c.src().c;  // pass and planar tasks: Cin = Cout = the source's channels
+  const uint32_t cin = c.t.kind == TaskKind::Conv ? c.t.cin : channels;
+  const uint32_t cout = c.t.kind == TaskKind::Conv ? c.t.cout : channels;
+  const uint32_t engines = c.planar() ? 0 : engines_for(cout);
+  header(w, c, engines);
+  kernel_dma(w, c);
+  common(w, c, cin, cout, engines);
+  tile_dma_src(w, c, cin);
+  l2(w, c, cin);
+  planar_engine(w, c);
+  neural_engine(w, c);
+  tile_dma_dst(w, c, c.t.kind == TaskKind::Conv ? cout : c.dst().c);
+  if (w.error()) {
+    SourceRef ref;
+    for (const auto& l : net.units)
+      if (l.name == c.t.unit) ref = l.ref;
+    return network_error(net.path, ref, fmt::format("task {}: {}", index, *w.error()));
+  }
+  return std::move(w.regs);
+}
+
+}  // namespace ane::compiler

@@ -1,0 +1,82 @@
+// Internal to the compiler: the network resolved into tensors in memory and a
+// list of planned tasks, before register images are filled.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ane/compiler.h"
+#include "ane/network.h"
+
+namespace ane::compiler {
+
+// Slots of the base-address table (hwx-format.md section 3.5).
+constexpr int kTextSlot = 0;
+constexpr int kConstSlot = 1;
+constexpr int kScratchSlot = 3;  // libane: intermediates (later compilers use slot 3 the same way)
+constexpr int kFirstBufferSlot = 4;
+
+// A tensor as it sits in memory (fp16, N = D = 1).
+struct Tensor {
+  std::string name;
+  uint32_t c = 0, h = 0, w = 0;
+  uint64_t row_stride = 0, plane_stride = 0;
+  uint64_t batch_stride = 0;  // N stride of the buffer descriptor
+  enum class Home { Input, Output, Scratch } home = Home::Scratch;
+  int buffer = -1;      // index into Network::inputs / outputs
+  int slot = -1;        // base-address slot
+  uint64_t offset = 0;  // inside the slot (scratch tensors)
+
+  uint64_t bytes() const { return batch_stride; }  // N = 1
+  uint64_t l2_channel_stride() const { return (uint64_t{w} * 2 + 15) / 16 * 16; }
+};
+
+enum class TaskKind { Conv, Pass, PlanarAdd, PlanarMul };
+
+struct TaskPlan {
+  TaskKind kind = TaskKind::Pass;
+  std::string unit;         // the unit that owns the task (Concat: the concat)
+  int src = -1, src2 = -1;  // tensor indices
+  int dst = -1;
+  uint32_t dst_channel_offset = 0;  // Concat pieces
+  bool compiler_copy = false;       // Concat / Reshape copy (DebugLogEvents 0x68)
+  bool concat_last_piece = false;   // L2 alias bits cleared
+
+  // NE
+  uint32_t nonlinear = 0;  // 0 none, 1 ReLU, 2 table (sigmoid)
+  // Conv
+  uint32_t cin = 0, cout = 0;
+  bool bias = false;
+  // Kernel data of this task (conv lanes, or the sigmoid table in lane 0)
+  Bytes kernel;
+  std::vector<uint64_t> lane_offsets, lane_sizes;  // inside `kernel`
+  bool kernel_is_table = false;
+  uint32_t ocg_size = 0;
+  // PE
+  uint16_t scale = 0x3c00;
+};
+
+struct Plan {
+  std::vector<Tensor> tensors;
+  std::vector<TaskPlan> tasks;
+  uint64_t scratch_bytes = 0;
+  std::vector<UnitLowering> lowering;
+};
+
+// Resolves shapes, placement and the task list (plan.cpp).
+Expected<Plan> plan_network(const Network& net, const CompileOptions& opts);
+
+// Register images of one task (lower_*.cpp). `kbase` is the task's offset of
+// kernel data inside __const.
+Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t index, uint64_t kbase);
+
+// The HWX container around the encoded tasks (container.cpp).
+Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const std::vector<RegisterImage>& images,
+                                     const std::string& ident);
+
+// Apple's sigmoid lookup table, 0x80 bytes (plist-to-hwx.md section 7.2).
+std::span<const uint8_t> sigmoid_table();
+
+}  // namespace ane::compiler

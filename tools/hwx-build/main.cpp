@@ -1,0 +1,86 @@
+// hwx-build: compile an ANECompiler network plist into an H13 .hwx program.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "ane/compiler.h"
+
+namespace {
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "hwx-build: {}\n", message);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "hwx-build: compile an ANECompiler network plist (net.plist + weight files) into the\n"
+      ".hwx program Apple's compiler (zin_ane_compiler v4.2.1, H13 / M1) would write.\n\n"
+      "Known layers: 1x1 Conv (Float16/Float32 weights, optional fused GOC bias), Neuron ReLU and\n"
+      "Sigmoid, channel Concat, Reshape that keeps the shape, ScaledElementWise / ElementWise Add\n"
+      "and Mul. Everything else is refused with the plist line, unit and key (docs/compiler.md).\n\n"
+      "Examples:\n"
+      "  hwx-build net.plist -o model.hwx\n"
+      "  hwx-build net.plist -o model.hwx --ident \"$(cat ident.txt; printf x)\"   (see --ident)\n"
+      "  hwx-build --explain net.plist       which rule lowered each unit, and its tasks\n\n"
+      "Exit status: 0 written, 2 bad input (one line on stderr names file, line, unit and key).",
+      "hwx-build"};
+  std::string plist, output, ident, ident_file, weights_dir;
+  bool explain = false, assume_ocg = false, quiet = false;
+  app.add_option("plist", plist, "The network plist (XML)")->required();
+  app.add_option("-o,--output", output, "Where to write the .hwx (default: the plist's name with .hwx, here)")
+      ->type_name("FILE");
+  app.add_option("--ident", ident,
+                 "LC_IDENT text, written exactly (default: names hwx-build, its version and the paths). To rebuild "
+                 "an Apple file byte for byte, pass its ident text; --ident-file keeps a trailing newline intact")
+      ->type_name("TEXT");
+  app.add_option("--ident-file", ident_file, "Read the LC_IDENT text from FILE (bytes taken exactly)")
+      ->type_name("FILE")
+      ->excludes("--ident");
+  app.add_option("--weights-dir", weights_dir, "Resolve relative weight paths against DIR (default: the plist's directory)")
+      ->type_name("DIR");
+  app.add_flag("--explain", explain, "Print, for each unit, the rule that lowered it and the tasks it made");
+  app.add_flag("--assume-ocg-layout", assume_ocg,
+               "With more than 16 output channels and unequal weights, lay lanes out input-major "
+               "(the simulator's assumption A2) instead of refusing");
+  app.add_flag("-q,--quiet", quiet, "Print nothing on success");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  ane::ParseOptions popts;
+  popts.weights_dir = weights_dir;
+  auto net = ane::load_network(plist, popts);
+  if (!net) return fail(net.error().str());
+
+  ane::CompileOptions copts;
+  copts.assume_ocg_layout = assume_ocg;
+  if (output.empty()) output = std::filesystem::path(plist).stem().string() + ".hwx";
+  copts.output_path = output;
+  if (!ident_file.empty()) {
+    auto text = ane::read_file(ident_file);
+    if (!text) return fail(fmt::format("{}: {}", ident_file, text.error().str()));
+    ident.assign(text->begin(), text->end());
+  }
+  if (ident.find('\0') != std::string::npos) return fail("--ident text contains a NUL byte");
+  copts.ident = ident;
+
+  auto program = ane::compile_network(*net, copts);
+  if (!program) return fail(program.error().str());
+  if (explain) fmt::print("{}", ane::explain_text(*net, *program));
+  const bool write = !explain || app.count("--output") > 0;
+  if (!write) return 0;
+  if (auto s = ane::write_file(output, program->bytes); !s) return fail(fmt::format("{}: {}", output, s.error().str()));
+  if (!quiet)
+    fmt::print("{}: {} task{}, {} bytes\n", output, program->tasks.size(), program->tasks.size() == 1 ? "" : "s",
+               program->bytes.size());
+  return 0;
+}
