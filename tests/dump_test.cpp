@@ -26,19 +26,8 @@ json run_json(const std::string& file) {
   return json::parse(out);
 }
 
-// A scratch directory removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("libane_test_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(reinterpret_cast<uintptr_t>(this)));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-void write_bytes(const std::string& path, const Bytes& b) { ASSERT_TRUE(write_file(path, b).ok()); }
+using test::TempDir;
+using test::write_bytes;
 
 TEST(DumpJson, HasTheDocumentedShapeForEveryCorpusFile) {
   ANE_REQUIRE_CORPUS();
@@ -234,8 +223,8 @@ TEST(DumpErrors, MalformedInputGivesOneLineAndNonZeroExit) {
 TEST(DumpErrors, DirectoriesAndEmptyFiles) {
   TempDir tmp;
   std::string out, err;
-  EXPECT_EQ(test::run_command(dump_cmd(tmp.path.string()), &out, &err), 2);
-  EXPECT_EQ(err, "hwx-dump: " + tmp.path.string() + ": is a directory, not a file\n");
+  EXPECT_EQ(test::run_command(dump_cmd(tmp.path), &out, &err), 2);
+  EXPECT_EQ(err, "hwx-dump: " + tmp.path + ": is a directory, not a file\n");
   write_bytes(tmp.file("empty.hwx"), {});
   EXPECT_EQ(test::run_command(dump_cmd(tmp.file("empty.hwx")), &out, &err), 2);
   EXPECT_EQ(err, "hwx-dump: " + tmp.file("empty.hwx") +

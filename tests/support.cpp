@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -63,6 +64,28 @@ int run_command(const std::string& cmd, std::string* out, std::string* err) {
   }
   fs::remove(tmpl.data());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TempDir::TempDir() {
+  static int counter = 0;
+  const fs::path p = fs::temp_directory_path() /
+                     ("libane_test_" + std::to_string(::getpid()) + "_" + std::to_string(++counter));
+  fs::create_directories(p);
+  path = p.string();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  write_bytes(path, Bytes(text.begin(), text.end()));
+}
+
+void write_bytes(const std::string& path, const Bytes& bytes) {
+  auto s = ane::write_file(path, bytes);
+  if (!s) ADD_FAILURE() << path << ": " << s.error().str();
 }
 
 }  // namespace ane::test

@@ -23,6 +23,20 @@ Bytes read_or_die(const std::string& path);
 // Runs a command line through the shell; returns exit status, fills stdout.
 int run_command(const std::string& cmd, std::string* out, std::string* err = nullptr);
 
+// A scratch directory, removed with everything in it at the end of the test.
+struct TempDir {
+  std::string path;
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return path + "/" + name; }
+};
+
+// Writes text or bytes to a file; fails the test when it cannot.
+void write_text(const std::string& path, const std::string& text);
+void write_bytes(const std::string& path, const Bytes& bytes);
+
 }  // namespace ane::test
 
 // Use at the top of a corpus test: skips with a visible message when the

@@ -26,13 +26,19 @@ struct Value {
   bool boolean = false;
   Bytes data;                                          // Data (base64-decoded)
   std::vector<Value> array;                            // Array
-  std::vector<std::pair<std::string, Value>> dict;     // Dict, in file order
+  struct Entry;                                        // key and value (defined below)
+  std::vector<Entry> dict;                             // Dict, in file order
   std::vector<uint32_t> key_lines;                     // line of each dict key
 
   // Dict lookup (first match); nullptr when absent or not a dict.
   const Value* find(std::string_view key) const;
   // Line of a dict key, or the dict's own line when absent.
   uint32_t line_of(std::string_view key) const;
+};
+
+struct Value::Entry {
+  std::string first;  // the key
+  Value second;
 };
 
 // Kind names as in the XML ("string", "integer", "dict", ...).

@@ -129,6 +129,10 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
     b.vmsize = roundup(b.tensor->bytes(), kPage);
     next_address += b.vmsize;
   }
+  // LC_LOADFVMLIB and the DMA base registers hold 32-bit addresses.
+  if (next_address > 0xffffffffu)
+    return make_error(fmt::format("{}: the buffers need {:#x} bytes of address space from {:#x}, past 4 GiB",
+                                  net.path, next_address - kBaseAddress, kBaseAddress));
 
   // ---- relocations: one per enabled kernel lane, on its CoeffBaseAddr word -------------------
   std::vector<macho::RelocationInfo> relocations;

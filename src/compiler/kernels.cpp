@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,13 @@ Expected<std::vector<uint16_t>> WeightFiles::read(const SourceRef& index_ref, co
                                      net_.weight_paths.size()));
   auto it = files_.find(w.index);
   if (it == files_.end()) {
+    // Only regular files: a plist naming /dev/zero or a FIFO must not hang the build.
+    std::error_code ec;
+    if (std::filesystem::exists(net_.weight_paths[w.index], ec) &&
+        !std::filesystem::is_regular_file(net_.weight_paths[w.index], ec))
+      return network_error(net_.path, index_ref,
+                           fmt::format("weight file '{}' ({}) is not a regular file", net_.weights[w.index],
+                                       net_.weight_paths[w.index]));
     auto bytes = read_file(net_.weight_paths[w.index]);
     if (!bytes)
       return network_error(net_.path, index_ref,

@@ -106,7 +106,7 @@ class Converter {
         auto child = convert(val, depth + 1);
         if (!child) return child.error();
         v.key_lines.push_back(line(k));
-        v.dict.emplace_back(k.child_value(), std::move(child).value());
+        v.dict.push_back({k.child_value(), std::move(child).value()});
         k = val;
       }
       if (auto s = stray_text(node); !s) return s.error();

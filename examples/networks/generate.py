@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Writes the example networks: one directory per network with net.plist and
+its weight files. The weights are deterministic (a fixed formula per file, no
+randomness), so running this again reproduces the committed files exactly;
+tests/examples_test.cpp checks that they still agree with it.
+
+    python3 examples/networks/generate.py      (from the repository root)
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fp16_bits(x):
+    return struct.unpack('<H', struct.pack('<e', x))[0]
+
+
+def ramp(count, step, lo, hi):
+    """count values stepping through lo, lo+step, ... wrapping inside [lo, hi]:
+    all are multiples of `step`, exactly representable in fp16 and fp32."""
+    n = int(round((hi - lo) / step)) + 1
+    return [lo + ((i * 7) % n) * step for i in range(count)]
+
+
+def write_weights(path, values, kind):
+    with open(path, 'wb') as f:
+        for v in values:
+            f.write(struct.pack('<e', v) if kind == 'Float16' else struct.pack('<f', v))
+
+
+def key(k, v, ind):
+    pad = '\t' * ind
+    return f'{pad}<key>{k}</key>\n{value(v, ind)}'
+
+
+def value(v, ind):
+    pad = '\t' * ind
+    if isinstance(v, bool):
+        return f'{pad}<{"true" if v else "false"}/>\n'
+    if isinstance(v, int):
+        return f'{pad}<integer>{v}</integer>\n'
+    if isinstance(v, str):
+        return f'{pad}<string>{v}</string>\n'
+    if isinstance(v, list):
+        return f'{pad}<array>\n' + ''.join(value(e, ind + 1) for e in v) + f'{pad}</array>\n'
+    if isinstance(v, dict):
+        return f'{pad}<dict>\n' + ''.join(key(k, e, ind + 1) for k, e in v.items()) + f'{pad}</dict>\n'
+    raise TypeError(v)
+
+
+def plist(net, comment):
+    body = value({'Networks': ['net'], 'Version': '1.0.9', 'net': net}, 0)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
+            '"http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n'
+            f'<!-- {comment} -->\n<plist version="1.0">\n{body}</plist>\n')
+
+
+def inp(c, w, h=1):
+    return {'InputChannels': c, 'InputHeight': h, 'InputWidth': w, 'InputType': 'Float16'}
+
+
+def conv(bottom, cout, ktype='Float16', index=0, offset=0):
+    return {'Bottom': bottom, 'Name': None, 'OutputChannels': cout, 'OutputType': 'Float16',
+            'Type': 'Conv',
+            'Params': {'KernelWidth': 1, 'KernelHeight': 1, 'KernelIndex': index, 'KernelOffset': offset,
+                       'KernelType': ktype, 'Step': [1, 1], 'Type': 'Conv'}}
+
+
+def unit(bottom, utype, params=None):
+    u = {'Bottom': bottom, 'Name': None, 'OutputType': 'Float16', 'Type': utype}
+    if params is not None:
+        u['Params'] = params
+    return u
+
+
+def out(bottom):
+    return {'Bottom': bottom, 'OutputType': 'Float16'}
+
+
+def network(name, inputs, units, outputs, weights, comment):
+    net = {'Inputs': list(inputs), 'Outputs': [o + '@output' for o in outputs], 'Units': list(units)}
+    if weights:
+        net['Weights'] = [w for w, _, _ in weights]
+    for k, v in inputs.items():
+        net[k] = v
+    for k, v in units.items():
+        v = dict(v)
+        v['Name'] = k
+        net[k] = v
+    for o in outputs:
+        net[o + '@output'] = out(o)
+    d = os.path.join(HERE, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, 'net.plist'), 'w') as f:
+        f.write(plist(net, comment))
+    for fname, values, kind in weights:
+        write_weights(os.path.join(d, fname), values, kind)
+
+
+def main():
+    # 1x1 convolution, 8 -> 8 channels over 16 positions, fp16 weights.
+    network('conv', {'image': inp(8, 16)}, {'conv': conv('image', 8)}, ['conv'],
+            [('conv.weights', ramp(64, 0.125, -1.0, 1.0), 'Float16')],
+            '1x1 Conv 8 -> 8 over 16 positions, Float16 weights')
+    # Conv with Float32 weights and a GOC per-channel bias fused into it.
+    network('conv_bias', {'image': inp(3, 8)},
+            {'conv': conv('image', 2, 'Float32'),
+             'bias': unit('conv', 'GOC', {'BiasScaleGroupData': {'BiasCount': 2, 'BiasIndex': 1, 'BiasOffset': 0,
+                                                                  'BiasType': 'Float16'}})},
+            ['bias'],
+            [('kernel.weights', ramp(6, 0.5, -1.5, 1.5), 'Float32'), ('bias.weights', [1.0, -0.5], 'Float16')],
+            '1x1 Conv 3 -> 2 with Float32 weights and a fused GOC bias')
+    # 32 output channels: 16 kernel lanes of 2 channels each (OCGSize 1). The
+    # weights are all equal, so the unknown channel order inside a lane cannot matter.
+    network('wide_conv', {'image': inp(64, 4)}, {'conv': conv('image', 32)}, ['conv'],
+            [('conv.weights', [0.03125] * (32 * 64), 'Float16')],
+            '1x1 Conv 64 -> 32 (OCGSize 1), all weights 1/32')
+    network('relu', {'image': inp(2, 40)}, {'relu': unit('image', 'Neuron', {'Type': 'ReLU'})}, ['relu'], [],
+            'ReLU over 2 x 40 values')
+    network('sigmoid', {'image': inp(1, 77)}, {'sigmoid': unit('image', 'Neuron', {'Type': 'Sigmoid'})},
+            ['sigmoid'], [], 'Sigmoid over 77 values (lookup table in kernel lane 0)')
+    network('concat', {'a': inp(3, 8), 'b': inp(5, 8)}, {'cat': unit(['a', 'b'], 'Concat', {'Dimension': 'Channel'})},
+            ['cat'], [], 'Channel concat of 3 + 5 channels')
+    network('reshape', {'image': inp(4, 8)},
+            {'same': unit('image', 'Reshape', {'ReshapedBatch': 1, 'ReshapedChannel': 4, 'ReshapedDepth': 1,
+                                               'ReshapedHeight': 1, 'ReshapedWidth': 8})},
+            ['same'], [], 'Reshape that keeps the shape: one copy task')
+    network('add', {'a': inp(16, 4), 'b': inp(16, 4)},
+            {'sum': unit(['a', 'b'], 'ScaledElementWise', {'Type': 'Add', 'Scale': 15360})}, ['sum'], [],
+            'ScaledElementWise Add on the planar engine')
+    network('mul', {'a': inp(16, 4), 'b': inp(16, 4)},
+            {'product': unit(['a', 'b'], 'ElementWise', {'Type': 'Mul'})}, ['product'], [],
+            'ElementWise Mul on the planar engine')
+    # Multi-layer: conv + bias -> relu -> add (second input) -> sigmoid, with
+    # the relu result as a second output. Intermediates live in scratch memory.
+    network('mlp', {'x': inp(16, 8), 'skip': inp(8, 8)},
+            {'fc': conv('x', 8),
+             'fc_bias': unit('fc', 'GOC', {'BiasScaleGroupData': {'BiasCount': 8, 'BiasIndex': 0,
+                                                                  'BiasOffset': 256, 'BiasType': 'Float16'}}),
+             'act': unit('fc_bias', 'Neuron', {'Type': 'ReLU'}),
+             'res': unit(['act', 'skip'], 'ScaledElementWise', {'Type': 'Add', 'Scale': 15360}),
+             'prob': unit('res', 'Neuron', {'Type': 'Sigmoid'})},
+            ['prob', 'act'],
+            [('mlp.weights', ramp(128, 0.0625, -0.5, 0.5) + ramp(8, 0.25, -1.0, 1.0), 'Float16')],
+            'conv 16 -> 8 + bias -> relu -> add skip -> sigmoid; outputs prob and act')
+
+
+if __name__ == '__main__':
+    main()
