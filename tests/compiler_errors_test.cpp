@@ -87,6 +87,20 @@ TEST(CompilerErrors, WrongTypes) {
   EXPECT_NE(error_of(document(array({}))).find("top level is <array>, expected <dict>"), std::string::npos);
 }
 
+// Spellings of older writers: integral <real> for integers, 0/1 for booleans.
+TEST(CompilerErrors, LenientNumberSpellings) {
+  Net n = base();
+  n.units[0].second = with(n.units[0].second, "OutputChannels", "<real>3.0</real>");
+  n.units[0].second = with(n.units[0].second, "Params", dict(with(conv_params(), "KernelGroupReuse", integer(0))));
+  EXPECT_EQ(error_of(n), "");
+  n.units[0].second = with(n.units[0].second, "OutputChannels", "<real>3.5</real>");
+  EXPECT_NE(error_of(n).find("key 'OutputChannels': expected an integer, found <real> 3.5"), std::string::npos);
+  n = base();
+  n.units[0].second = with(n.units[0].second, "Params", dict(with(conv_params(), "KernelGroupReuse", integer(2))));
+  EXPECT_NE(error_of(n).find("key 'Params.KernelGroupReuse': expected <true/> or <false/>, found <integer>"),
+            std::string::npos);
+}
+
 TEST(CompilerErrors, UnknownBottomAndCycles) {
   Net n = base();
   n.units[0].second = with(n.units[0].second, "Bottom", str("imag"));
@@ -115,8 +129,14 @@ TEST(CompilerErrors, WeightFiles) {
   EXPECT_NE(error_of(n).find("at offset 0x2, past the end of 'w.weights' (0x12 bytes)"), std::string::npos);
   n = base();
   n.weights = {"missing.weights"};
-  EXPECT_NE(error_of(n).find("key 'Params.KernelIndex': weight file 'missing.weights' ("), std::string::npos);
-  EXPECT_NE(error_of(n).find("cannot be read: cannot open: No such file or directory"), std::string::npos);
+  EXPECT_NE(error_of(n).find("key 'Params.KernelIndex': weight file 'missing.weights' (resolved to '"),
+            std::string::npos);
+  EXPECT_NE(error_of(n).find("missing.weights'): cannot open: No such file or directory"), std::string::npos)
+      << error_of(n);
+  n = base();
+  n.weights = {"."};  // a directory (a device or FIFO likewise) is never read
+  EXPECT_NE(error_of(n).find("weight file '.' ('"), std::string::npos) << error_of(n);
+  EXPECT_NE(error_of(n).find("') is not a regular file"), std::string::npos);
   n = base();
   n.units[0].second = with(n.units[0].second, "Params", dict(conv_params(1)));
   EXPECT_NE(error_of(n).find("kernel 1 names weight file 1, but Weights lists 1"), std::string::npos);

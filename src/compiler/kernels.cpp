@@ -28,13 +28,17 @@ Expected<std::vector<uint16_t>> WeightFiles::read(const SourceRef& index_ref, co
     if (std::filesystem::exists(net_.weight_paths[w.index], ec) &&
         !std::filesystem::is_regular_file(net_.weight_paths[w.index], ec))
       return network_error(net_.path, index_ref,
-                           fmt::format("weight file '{}' ({}) is not a regular file", net_.weights[w.index],
+                           fmt::format("weight file '{}' ('{}') is not a regular file", net_.weights[w.index],
                                        net_.weight_paths[w.index]));
     auto bytes = read_file(net_.weight_paths[w.index]);
-    if (!bytes)
+    if (!bytes) {
+      const std::string& written = net_.weights[w.index];
+      const std::string& resolved = net_.weight_paths[w.index];
       return network_error(net_.path, index_ref,
-                           fmt::format("weight file '{}' ({}) cannot be read: {}", net_.weights[w.index],
-                                       net_.weight_paths[w.index], bytes.error().message));
+                           fmt::format("weight file '{}'{}: {}", written,
+                                       written == resolved ? "" : fmt::format(" (resolved to '{}')", resolved),
+                                       bytes.error().message));
+    }
     it = files_.emplace(w.index, std::move(bytes).value()).first;
   }
   const Bytes& file = it->second;

@@ -1,6 +1,7 @@
 // Network plist -> typed Network. Checks structure only: keys, types, names
 // and the graph. What the compiler can lower is decided in lowering.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -102,7 +103,16 @@ class DictReader {
     return std::optional<std::string>{(*v)->text};
   }
 
+  // Integers; older writers sometimes spell them <real>: accepted when integral.
   Expected<std::optional<int64_t>> integer(const std::string& key, bool required, int64_t lo, int64_t hi) const {
+    const Value* raw = dict_.find(key);
+    if (raw && raw->kind == Kind::Real) {
+      if (raw->real != std::floor(raw->real) || !(raw->real >= -9.0e18 && raw->real <= 9.0e18))
+        return error(key, fmt::format("expected an integer, found <real> {}", raw->real));
+      const auto x = static_cast<int64_t>(raw->real);
+      if (x < lo || x > hi) return error(key, fmt::format("{} is out of range [{}, {}]", x, lo, hi));
+      return std::optional<int64_t>{x};
+    }
     auto v = typed(key, Kind::Integer, required);
     if (!v) return v.error();
     if (!*v) return std::optional<int64_t>{};
@@ -125,6 +135,15 @@ class DictReader {
     if (!v) return v.error();
     if (*v) out = static_cast<uint64_t>(**v);
     return Ok{};
+  }
+
+  // Booleans: <true/>, <false/>, or the integers 0 and 1.
+  Expected<bool> boolean(const std::string& key) const {
+    const Value* v = dict_.find(key);
+    if (!v) return false;
+    if (v->kind == Kind::Bool) return v->boolean;
+    if (v->kind == Kind::Integer && (v->integer == 0 || v->integer == 1)) return v->integer == 1;
+    return error(key, fmt::format("expected <true/> or <false/>, found <{}>", plist::kind_name(v->kind)));
   }
 
   Expected<std::vector<std::string>> string_array(const std::string& key, bool required) const {
@@ -336,8 +355,8 @@ class Parser {
       c.kernel.type = ktype;
       ANE_ASSIGN(mode, p.string("KernelMode", false));
       if (mode) c.kernel_mode = *mode;
-      ANE_ASSIGN(reuse, p.typed("KernelGroupReuse", Kind::Bool, false));
-      if (reuse) c.kernel_group_reuse = reuse->boolean;
+      ANE_ASSIGN(reuse, p.boolean("KernelGroupReuse"));
+      c.kernel_group_reuse = reuse;
       ANE_ASSIGN(step, p.typed("Step", Kind::Array, false));
       if (step) {
         if (step->array.size() != 2 || step->array[0].kind != Kind::Integer || step->array[1].kind != Kind::Integer)
