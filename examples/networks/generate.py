@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Writes the example networks: one directory per network with net.plist and
-its weight files. The weights are deterministic (a fixed formula per file, no
-randomness), so running this again reproduces the committed files exactly;
-tests/examples_test.cpp checks that they still agree with it.
+"""Writes the example networks: one directory per network with net.plist, its
+weight files, sample inputs (inputs/<name>.npy, float16) and the outputs the
+network's math gives for them (expected/<output>.npy, float32: float64 math,
+rounded to fp16 wherever a task writes memory, the true sigmoid). Everything is
+deterministic (fixed formulas, no randomness), so running this again
+reproduces the committed files exactly.
 
     python3 examples/networks/generate.py      (from the repository root)
 """
+import math
 import os
 import struct
 
@@ -21,6 +24,22 @@ def ramp(count, step, lo, hi):
     all are multiples of `step`, exactly representable in fp16 and fp32."""
     n = int(round((hi - lo) / step)) + 1
     return [lo + ((i * 7) % n) * step for i in range(count)]
+
+
+def f16(x):
+    """x rounded to the nearest fp16 (ties to even), as a Python float."""
+    return struct.unpack('<e', struct.pack('<e', x))[0]
+
+
+def write_npy(path, shape, values, descr='<f2'):
+    """A version 1.0 .npy file, C order, header padded to 64 bytes as numpy writes it."""
+    dims = ', '.join(str(d) for d in shape) + (',' if len(shape) == 1 else '')
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
+    header += ' ' * ((64 - (10 + len(header) + 1) % 64) % 64) + '\n'
+    fmt = {'<f2': '<e', '<f4': '<f'}[descr]
+    with open(path, 'wb') as f:
+        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode('latin1'))
+        f.write(b''.join(struct.pack(fmt, v) for v in values))
 
 
 def write_weights(path, values, kind):
@@ -92,11 +111,65 @@ def network(name, inputs, units, outputs, weights, comment):
     for o in outputs:
         net[o + '@output'] = out(o)
     d = os.path.join(HERE, name)
-    os.makedirs(d, exist_ok=True)
+    os.makedirs(os.path.join(d, 'inputs'), exist_ok=True)
+    os.makedirs(os.path.join(d, 'expected'), exist_ok=True)
     with open(os.path.join(d, 'net.plist'), 'w') as f:
         f.write(plist(net, comment))
     for fname, values, kind in weights:
         write_weights(os.path.join(d, fname), values, kind)
+    # Sample inputs and the outputs the network's math gives for them.
+    tensors = {}
+    for i, (k, v) in enumerate(inputs.items()):
+        c, w = v['InputChannels'], v['InputWidth']
+        tensors[k] = (c, w, [x * (1 if i % 2 == 0 else -1) for x in ramp(c * w, 0.25, -2.0, 2.0)])
+        write_npy(os.path.join(d, 'inputs', k + '.npy'), (1, c, 1, w), tensors[k][2])
+    evaluate(units, weights, tensors)
+    for o in outputs:
+        c, w, vals = tensors[o]
+        write_npy(os.path.join(d, 'expected', o + '@output.npy'), (1, c, 1, w), vals, '<f4')
+
+
+def weight_values(weights, index, offset):
+    _, values, kind = weights[index]
+    return values[offset // (2 if kind == 'Float16' else 4):]
+
+
+def evaluate(units, weights, tensors):
+    """The layers' math in float64, rounded to fp16 where each task writes memory
+    (a Conv with a fused GOC rounds once, after the bias)."""
+    unrounded = {}
+    for name, u in units.items():
+        bottoms = u['Bottom'] if isinstance(u['Bottom'], list) else [u['Bottom']]
+        src = [tensors[b] if b in tensors else None for b in bottoms]
+        t, p = u['Type'], u.get('Params', {})
+        if t == 'Conv':
+            c, w, x = src[0]
+            cout = u['OutputChannels']
+            k = weight_values(weights, p['KernelIndex'], p['KernelOffset'])
+            acc = [sum(k[oc * c + ic] * x[ic * w + j] for ic in range(c)) for oc in range(cout) for j in range(w)]
+            unrounded[name] = (cout, w, acc)
+            tensors[name] = (cout, w, [f16(v) for v in acc])
+        elif t == 'GOC':
+            g = p['BiasScaleGroupData']
+            c, w, acc = unrounded[bottoms[0]]
+            b = weight_values(weights, g['BiasIndex'], g['BiasOffset'])
+            tensors[name] = (c, w, [f16(acc[i] + b[i // w]) for i in range(c * w)])
+        elif t == 'Neuron' and p['Type'] == 'ReLU':
+            c, w, x = src[0]
+            tensors[name] = (c, w, [max(v, 0.0) for v in x])
+        elif t == 'Neuron' and p['Type'] == 'Sigmoid':
+            c, w, x = src[0]
+            tensors[name] = (c, w, [f16(1 / (1 + math.exp(-v))) for v in x])
+        elif t == 'Concat':
+            tensors[name] = (sum(s[0] for s in src), src[0][1], [v for s in src for v in s[2]])
+        elif t == 'Reshape':
+            tensors[name] = src[0]
+        elif t in ('ScaledElementWise', 'ElementWise'):
+            (c, w, a), (_, _, b) = src
+            op = (lambda x, y: x + y) if p['Type'] == 'Add' else (lambda x, y: x * y)
+            tensors[name] = (c, w, [f16(op(x, y)) for x, y in zip(a, b)])
+        else:
+            raise ValueError(t)
 
 
 def main():

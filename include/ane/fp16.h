@@ -3,6 +3,7 @@
 // and the simulator converts at its DMA edges.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ane {
@@ -14,6 +15,12 @@ float fp16_to_float(uint16_t h);
 uint16_t float_to_fp16(float f);
 // The same for double inputs, rounded once (no double rounding through fp32).
 uint16_t double_to_fp16(double d);
+
+// Bulk conversions with exactly the results of the scalar functions above,
+// for the simulator's DMA edges. fp16 data is little-endian bytes at any
+// alignment. They use the CPU's F16C instructions when it has them.
+void fp16_to_float_n(const void* src, float* dst, size_t n);
+void float_to_fp16_n(const float* src, void* dst, size_t n);
 
 inline bool fp16_is_nan(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0; }
 inline bool fp16_is_inf(uint16_t h) { return (h & 0x7fff) == 0x7c00; }

@@ -11,6 +11,23 @@
 // "unsupported: <Block.Register.Field>=<value> in task N", unless a named
 // assumption (Assumptions) turns it on. Numerics that every observation
 // leaves open are switches in Numerics (section 9).
+//
+// Messages. Values are register field values (DMA addresses and strides in
+// 64-byte units, as hwx-dump shows them): integers in decimal, bit patterns
+// (fp16/fp32 scales, unnamed words, whole registers) in hex. A refusal that
+// depends on a second field names it: "unsupported: NE.MACCfg.BiasMode=1
+// with Common.ConvCfg.OCGSize=5 in task 0". Memory errors name the task, the
+// DMA unit, the byte range and the slot: "task 2: TileDMASrc reads
+// [0x3fffc0, 0x400040) beyond slot 5 (size 0x400000)". Errors never contain
+// a newline.
+//
+// Numerics. acc=fp32 is one cblas_sgemm per task, so fp32 sums are formed in
+// the BLAS's order (the hardware's order is unknown too); acc=fp32-ordered
+// adds in input-channel order, as section 9 words the fp32 model; acc=fp64
+// is one cblas_dgemm. products=fp16 rounds every product and sums in
+// input-channel order. The ordered paths are cache-blocked loops: exact to
+// their definition, several times slower. Every other step is exact until
+// the output DMA rounds once to fp16 (RNE).
 #pragma once
 
 #include <array>
@@ -29,7 +46,11 @@ namespace ane::sim {
 
 // ---- options (section 1.1, 9, 11.2) -------------------------------------------
 struct Numerics {
-  enum class Accumulator { Fp32, Fp64 } accumulator = Accumulator::Fp32;
+  // Fp32: one sgemm, sums in the BLAS's order (fast; bits may differ between
+  // BLAS builds). Fp32Ordered: section 9's model to the letter, each output
+  // adds its products one by one in input-channel order (slower, the same
+  // bits on every host). Fp64: one dgemm.
+  enum class Accumulator { Fp32, Fp64, Fp32Ordered } accumulator = Accumulator::Fp32;
   enum class Products { Exact, Fp16 } products = Products::Exact;
   enum class BiasPoint { InAccumulator, AfterRound } bias = BiasPoint::InAccumulator;
   enum class Overflow { Inf, Saturate } overflow = Overflow::Inf;
@@ -90,17 +111,19 @@ struct TraceRecord {
   uint64_t text_offset = 0;
   std::string engine;  // "NE" or "PE"
   std::string op;      // "conv", "pass", "relu", "sigmoid", "add", "mul", ...
-  std::array<uint32_t, 4> in_shape{};   // C, H, W per source (N = 1)
-  std::array<uint32_t, 4> out_shape{};
+  std::array<uint32_t, 4> in_shape{};   // N, C, H, W of the (first) source; N = 1
+  std::array<uint32_t, 4> out_shape{};  // N, C, H, W of the destination
   std::vector<DmaRecord> dma;
   std::vector<std::string> notes;  // options/assumptions that affected the result
   // Fields with no known effect on results, traced instead of refused
   // (section 11.3 #12): "Header[8].ENE=3", "Common.Cfg=0x4144405", ...
   std::vector<std::string> traced;
-  // Output statistics (fp16 values written by TileDMADst).
+  // Output statistics of the fp16 values TileDMADst wrote (min/max over the
+  // non-NaN values, NaN when there is none). Records, and these statistics,
+  // are only computed when a trace hook is given.
   float min = 0, max = 0;
   uint64_t nan = 0, inf = 0, subnormal = 0;
-  uint64_t checksum = 0;  // FNV-1a 64 over the fp16 bits written, in NCHW order
+  uint64_t checksum = 0;  // FNV-1a 64 over the fp16 values written (little-endian bytes), NCHW order
   std::string line() const;  // one human-readable line
 };
 
@@ -127,12 +150,13 @@ class Machine {
                   const TraceHook& trace = {});
 
   // Slot k shares the memory of slot `target` (two slot-table entries with
-  // one address). Later set_slot on either one gives k its own memory again.
+  // one address). A later set_slot on either one ends the sharing.
   void alias_slot(int k, int target);
   // Bytes of all slot memories (aliases counted once).
   uint64_t slot_bytes() const;
 
-  // High-water mark of the bytes this machine allocated (slots + working buffers).
+  // High-water mark of the bytes this machine allocated (slots + working
+  // buffers; the buffers of the last task are kept for the next one).
   uint64_t peak_bytes() const;
   const Options& options() const;
 

@@ -92,3 +92,87 @@ uint16_t float_to_fp16(float f) {
 }
 
 }  // namespace ane
+
+// ---- bulk conversions --------------------------------------------------------
+// F16C's VCVTPH2PS / VCVTPS2PH (rounding immediate 0 = nearest even) give the
+// same bits as the scalar code: both are exact / RNE with the same overflow,
+// subnormal and quiet-NaN rules (tests compare them on every fp16 value and
+// on a sweep of fp32 patterns). Other CPUs use the scalar loop.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define ANE_FP16_F16C 1
+#endif
+
+namespace ane {
+
+namespace {
+
+void to_float_scalar(const uint8_t* s, float* d, size_t n) {
+  for (size_t i = 0; i < n; ++i) d[i] = fp16_to_float(static_cast<uint16_t>(s[2 * i] | (s[2 * i + 1] << 8)));
+}
+
+void to_fp16_scalar(const float* s, uint8_t* d, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t h = float_to_fp16(s[i]);
+    d[2 * i] = static_cast<uint8_t>(h);
+    d[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+  }
+}
+
+#ifdef ANE_FP16_F16C
+__attribute__((target("avx,f16c"))) void to_float_f16c(const uint8_t* s, float* d, size_t n) {
+  // VCVTPH2PS quiets signalling NaNs; fp16_to_float keeps their bits, so the
+  // (rare) groups holding one take the scalar path.
+  const __m128i exp_mask = _mm_set1_epi16(0x7e00), snan_exp = _mm_set1_epi16(0x7c00);
+  const __m128i mant_mask = _mm_set1_epi16(0x03ff), zero = _mm_setzero_si128();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * i));
+    const __m128i snan = _mm_andnot_si128(_mm_cmpeq_epi16(_mm_and_si128(h, mant_mask), zero),
+                                          _mm_cmpeq_epi16(_mm_and_si128(h, exp_mask), snan_exp));
+    if (_mm_movemask_epi8(snan) != 0)
+      to_float_scalar(s + 2 * i, d + i, 8);
+    else
+      _mm256_storeu_ps(d + i, _mm256_cvtph_ps(h));
+  }
+  to_float_scalar(s + 2 * i, d + i, n - i);
+}
+
+__attribute__((target("avx,f16c"))) void to_fp16_f16c(const float* s, uint8_t* d, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  to_fp16_scalar(s + i, d + 2 * i, n - i);
+}
+
+bool have_f16c() {
+  // CPUID leaf 1, ECX bit 29 = F16C (clang 14 has no "f16c" for __builtin_cpu_supports).
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+  }();
+  return yes;
+}
+#endif
+
+}  // namespace
+
+void fp16_to_float_n(const void* src, float* dst, size_t n) {
+  const auto* s = static_cast<const uint8_t*>(src);
+#ifdef ANE_FP16_F16C
+  if (have_f16c()) return to_float_f16c(s, dst, n);
+#endif
+  to_float_scalar(s, dst, n);
+}
+
+void float_to_fp16_n(const float* src, void* dst, size_t n) {
+  auto* d = static_cast<uint8_t*>(dst);
+#ifdef ANE_FP16_F16C
+  if (have_f16c()) return to_fp16_f16c(src, d, n);
+#endif
+  to_fp16_scalar(src, d, n);
+}
+
+}  // namespace ane

@@ -1,0 +1,40 @@
+// Kernel DMA (section 6.3): 16 lanes, each CoeffBfrSize bytes at
+// slot[KBase0] + CoeffBaseAddr when CoeffDMAConfig.En is set; and the
+// reading of lane bytes as convolution weights.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ane/sim.h"
+#include "fields.h"
+#include "plan.h"
+#include "state.h"
+
+namespace ane::sim::detail {
+
+struct Lanes {
+  std::array<bool, kLanes> enabled{};
+  std::array<const uint8_t*, kLanes> data{};
+  std::array<uint64_t, kLanes> size{};  // bytes
+};
+
+// Reads every enabled lane of slot `kslot`; a lane outside the slot is an
+// error: "task 0: KernelDMA lane 3 reads [a, b) beyond slot 1 (size s)".
+Expected<Lanes> kernel_dma(MachineState& st, const RegisterImage& regs, int kslot, uint32_t task,
+                           std::vector<DmaRecord>* record);
+
+// Lanes 0..count-1 must be enabled and hold at least `bytes` each.
+Status require_lanes(const Lanes& lanes, const RegisterImage& regs, uint32_t count, uint64_t bytes, uint32_t task);
+
+// The weights of a 1x1 convolution as w[oc * Cin + ic] (fp32, exact) and,
+// with BiasMode, bias[oc]. OCGSize 0: lane oc = [bias] W[oc][0..Cin-1].
+// OCGSize > 0: computed when all weights in the used lanes are equal, else
+// laid out by A2 or refused. Subnormal weights are counted (and flushed
+// under subnormal=ftz).
+Status conv_weights(const Lanes& lanes, const RegisterImage& regs, const TaskPlan& p, const Options& opts,
+                    float* w, float* bias, uint64_t& subnormals, std::vector<std::string>& notes, uint32_t task);
+
+}  // namespace ane::sim::detail

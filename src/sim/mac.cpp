@@ -1,0 +1,109 @@
+// MAC stage: BLAS for the fast models, blocked loops for the ordered ones.
+#include "mac.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "numerics.h"
+
+namespace ane::sim::detail {
+
+void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y) {
+  // The bias starts the accumulator: C = bias, beta = 1.
+  if (bias)
+    for (uint32_t oc = 0; oc < cout; ++oc) std::fill_n(y + oc * hw, hw, bias[oc]);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(cout), static_cast<int>(hw),
+              static_cast<int>(cin), 1.0f, w, static_cast<int>(cin), x, static_cast<int>(hw), bias ? 1.0f : 0.0f, y,
+              static_cast<int>(hw));
+}
+
+void mac_dgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+               double* xd, double* wd, double* y) {
+  std::copy(x, x + uint64_t{cin} * hw, xd);
+  std::copy(w, w + uint64_t{cout} * cin, wd);
+  if (bias)
+    for (uint32_t oc = 0; oc < cout; ++oc) std::fill_n(y + oc * hw, hw, double(bias[oc]));
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(cout), static_cast<int>(hw),
+              static_cast<int>(cin), 1.0, wd, static_cast<int>(cin), xd, static_cast<int>(hw), bias ? 1.0 : 0.0, y,
+              static_cast<int>(hw));
+}
+
+namespace {
+
+// Register-sized blocks: kRows output channels x kCols pixels are summed in
+// local accumulators over all input channels, from a packed strip of x
+// (kCols pixels of every input channel, contiguous) that stays in L1.
+constexpr uint32_t kRows = 4;
+constexpr uint64_t kCols = 8;
+
+template <typename Acc, bool kRound>
+inline Acc product(float w, float x) {
+  if constexpr (kRound) return Acc(half_to_float(float_to_fp16(w * x)));
+  return Acc(w * x);  // the fp32 product of two fp16 values is exact
+}
+
+// Pixels [p_begin, p_end) of every output channel.
+template <typename Acc, bool kRound>
+void ordered(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+             uint64_t p_begin, uint64_t p_end, Acc* y) {
+  std::vector<float> strip(uint64_t{cin} * kCols);
+  for (uint64_t p0 = p_begin; p0 < p_end; p0 += kCols) {
+    const uint64_t n = std::min(kCols, p_end - p0);
+    for (uint32_t ic = 0; ic < cin; ++ic)
+      for (uint64_t j = 0; j < kCols; ++j) strip[ic * kCols + j] = j < n ? x[uint64_t{ic} * hw + p0 + j] : 0.0f;
+    for (uint32_t o0 = 0; o0 < cout; o0 += kRows) {
+      const uint32_t m = std::min(kRows, cout - o0);
+      Acc acc[kRows][kCols];
+      const float* wr[kRows];
+      for (uint32_t r = 0; r < kRows; ++r) {
+        const uint32_t oc = o0 + std::min(r, m - 1);  // spare rows repeat the last one
+        wr[r] = w + uint64_t{oc} * cin;
+        for (uint64_t j = 0; j < kCols; ++j) acc[r][j] = bias ? Acc(bias[oc]) : Acc(0);
+      }
+      for (uint32_t ic = 0; ic < cin; ++ic) {
+        const float* xs = strip.data() + ic * kCols;
+        for (uint32_t r = 0; r < kRows; ++r) {
+          const float wv = wr[r][ic];
+          for (uint64_t j = 0; j < kCols; ++j) acc[r][j] += product<Acc, kRound>(wv, xs[j]);
+        }
+      }
+      for (uint32_t r = 0; r < m; ++r) std::copy_n(acc[r], n, y + uint64_t{o0 + r} * hw + p0);
+    }
+  }
+}
+
+template <typename Acc, bool kRound>
+void ordered_threads(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+                     Acc* y) {
+  // Two halves of the pixels on two threads once there is enough work; the
+  // result does not depend on the split (each output is summed by one thread).
+  const uint64_t work = uint64_t{cout} * cin * hw;
+  const uint64_t half = (hw / 2 + kCols - 1) / kCols * kCols;
+  if (work < (uint64_t{1} << 22) || half >= hw) {
+    ordered<Acc, kRound>(x, w, bias, cout, cin, hw, 0, hw, y);
+    return;
+  }
+  std::thread t([&] { ordered<Acc, kRound>(x, w, bias, cout, cin, hw, 0, half, y); });
+  ordered<Acc, kRound>(x, w, bias, cout, cin, hw, half, hw, y);
+  t.join();
+}
+
+}  // namespace
+
+template <typename Acc>
+void mac_ordered(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+                 bool round_products, Acc* y) {
+  if (round_products)
+    ordered_threads<Acc, true>(x, w, bias, cout, cin, hw, y);
+  else
+    ordered_threads<Acc, false>(x, w, bias, cout, cin, hw, y);
+}
+
+template void mac_ordered<float>(const float*, const float*, const float*, uint32_t, uint32_t, uint64_t, bool, float*);
+template void mac_ordered<double>(const float*, const float*, const float*, uint32_t, uint32_t, uint64_t, bool,
+                                  double*);
+
+}  // namespace ane::sim::detail

@@ -1,0 +1,24 @@
+// The multiply-accumulate stage of a 1x1 convolution: y[oc][p] = (bias[oc])
+// + sum over ic of w[oc][ic] * x[ic][p]. Products of fp16 values are exact in
+// fp32, so the models differ only in how (and in what order) they add.
+#pragma once
+
+#include <cstdint>
+
+namespace ane::sim::detail {
+
+// acc=fp32: one cblas_sgemm; the sum is formed in the BLAS's own order.
+void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y);
+// acc=fp64: one cblas_dgemm on fp64 copies xd, wd (filled here).
+void mac_dgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+               double* xd, double* wd, double* y);
+// acc=fp32-ordered and products=fp16: each output starts at its bias (or 0)
+// and adds its products one at a time in input-channel order, rounding each
+// addition to Acc (and each product to fp16 when round_products). Exactly the
+// sequence section 9 describes, identical on every host; cache-blocked loops,
+// several times slower than the BLAS.
+template <typename Acc>
+void mac_ordered(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+                 bool round_products, Acc* y);
+
+}  // namespace ane::sim::detail

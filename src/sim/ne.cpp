@@ -1,0 +1,139 @@
+// Neural engine: the MAC stage (mac.cpp) chosen by the numerics options, then
+// the post stage MAC -> + bias -> x PostScale -> nonlinearity; the output DMA
+// rounds.
+#include "ne.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mac.h"
+#include "numerics.h"
+
+namespace ane::sim::detail {
+
+namespace {
+
+inline float relu(float v) { return (v > 0 || v != v) ? v : 0.0f; }
+inline double relu(double v) { return (v > 0 || v != v) ? v : 0.0; }
+
+// Copies fp32 values into a fp64 buffer (exact), charged to the workspace.
+Status widen(Values& v, Workspace& ws, uint32_t task) {
+  if (v.wide) return Ok{};
+  auto d = ws.doubles(v.f->size(), "widening to fp64", task);
+  if (!d) return d.error();
+  std::copy(v.f->begin(), v.f->end(), (*d)->begin());
+  v.d = *d;
+  v.f = nullptr;
+  v.wide = true;
+  return Ok{};
+}
+
+// The table lookup on every value; notes the LUT model when an input falls
+// between nodes (at nodes every model agrees).
+void apply_lut(Buf<double>& d, const LutTable& lut, bool is_sigmoid, const Options& opts,
+               std::vector<std::string>& notes) {
+  const bool ideal = opts.numerics.lut == Numerics::Lut::Ideal && is_sigmoid;
+  bool off_node = false;
+  for (double& v : d) {
+    off_node |= !lut_at_node(v) && !std::isnan(v);
+    v = ideal ? lut_ideal_sigmoid(v) : lut_linear(lut, v);
+  }
+  if (off_node) {
+    notes.push_back(ideal ? "lut=ideal" : "lut=linear");
+    if (opts.numerics.lut == Numerics::Lut::Ideal && !is_sigmoid)
+      notes.push_back("lut=ideal needs the sigmoid table: read linearly");
+  }
+}
+
+// Post stage shared by both NE modes. `scale_exact_in_fp32`: x * PostScale
+// is exact in fp32 (fp16 inputs), so fp32 values can stay fp32.
+Status post_stage(Values& v, const TaskPlan& p, const float* bias_after_round, uint64_t hw, bool scale_exact_in_fp32,
+                  const LutTable* lut, bool lut_is_sigmoid, const Options& opts, Workspace& ws, uint32_t task,
+                  std::vector<std::string>& notes) {
+  const bool unit = p.post_scale == TaskPlan::kFp16OneBits;
+  const double s = half_to_float(p.post_scale);
+  const bool wide_needed = bias_after_round || p.nonlinear == 2 || (!unit && !scale_exact_in_fp32);
+  if (wide_needed) {
+    if (Status st = widen(v, ws, task); !st) return st;
+  }
+  if (bias_after_round) {
+    // bias=after-round: round the sum to fp16, add the bias, round again later.
+    for (uint32_t oc = 0; oc < p.cout; ++oc) {
+      double* row = v.d->data() + oc * hw;
+      const double b = bias_after_round[oc];
+      for (uint64_t i = 0; i < hw; ++i) row[i] = half_to_float(double_to_half(row[i])) + b;
+    }
+  }
+  if (v.wide) {
+    if (!unit)
+      for (double& x : *v.d) x *= s;
+    if (p.nonlinear == 1)
+      for (double& x : *v.d) x = relu(x);
+    if (p.nonlinear == 2 && lut) apply_lut(*v.d, *lut, lut_is_sigmoid, opts, notes);
+  } else {
+    const float sf = static_cast<float>(s);
+    if (!unit)
+      for (float& x : *v.f) x *= sf;
+    if (p.nonlinear == 1)
+      for (float& x : *v.f) x = relu(x);
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutTable* lut, bool lut_is_sigmoid,
+               const Options& opts, Workspace& ws, uint32_t task, Values& out, std::vector<std::string>& notes) {
+  out.wide = false;
+  out.f = x;
+  const uint64_t hw = uint64_t{p.src.h} * p.src.w;
+  return post_stage(out, p, nullptr, hw, true, lut, lut_is_sigmoid, opts, ws, task, notes);
+}
+
+Status ne_conv(const Buf<float>& x, const Buf<float>& w, const float* bias, const TaskPlan& p,
+               const LutTable* lut, bool lut_is_sigmoid, const Options& opts, Workspace& ws, uint32_t task,
+               Values& out, std::vector<std::string>& notes) {
+  const Numerics& n = opts.numerics;
+  const uint64_t hw = uint64_t{p.src.h} * p.src.w;
+  const uint64_t outs = uint64_t{p.cout} * hw;
+  const bool in_acc = bias && n.bias == Numerics::BiasPoint::InAccumulator;
+  const float* bias_in_acc = in_acc ? bias : nullptr;
+  const bool fp64 = n.accumulator == Numerics::Accumulator::Fp64;
+  if (p.cin > 1) notes.push_back(setting_note(n, "acc"));
+  notes.push_back(setting_note(n, "products"));
+  if (bias) notes.push_back(setting_note(n, "bias"));
+
+  const bool ordered = n.accumulator == Numerics::Accumulator::Fp32Ordered;
+  const bool round_products = n.products == Numerics::Products::Fp16;
+  if (fp64 && !round_products) {
+    // acc=fp64: fp16 products are exact in fp64 and the sum loses (almost) nothing.
+    auto xd = ws.doubles(x.size(), "the fp64 input matrix", task);
+    if (!xd) return xd.error();
+    auto wd = ws.doubles(w.size(), "the fp64 weight matrix", task);
+    if (!wd) return wd.error();
+    auto y = ws.doubles(outs, "the MAC result", task);
+    if (!y) return y.error();
+    mac_dgemm(x.data(), w.data(), bias_in_acc, p.cout, p.cin, hw, (*xd)->data(), (*wd)->data(), (*y)->data());
+    out.wide = true;
+    out.d = *y;
+  } else if (fp64) {
+    auto y = ws.doubles(outs, "the MAC result", task);
+    if (!y) return y.error();
+    mac_ordered(x.data(), w.data(), bias_in_acc, p.cout, p.cin, hw, true, (*y)->data());
+    out.wide = true;
+    out.d = *y;
+  } else {
+    auto y = ws.floats(outs, "the MAC result", task);
+    if (!y) return y.error();
+    if (ordered || round_products)
+      mac_ordered(x.data(), w.data(), bias_in_acc, p.cout, p.cin, hw, round_products, (*y)->data());
+    else
+      mac_sgemm(x.data(), w.data(), bias_in_acc, p.cout, p.cin, hw, (*y)->data());
+    out.wide = false;
+    out.f = *y;
+  }
+  const float* after = bias && !in_acc ? bias : nullptr;
+  return post_stage(out, p, after, hw, false, lut, lut_is_sigmoid, opts, ws, task, notes);
+}
+
+}  // namespace ane::sim::detail

@@ -1,0 +1,40 @@
+// Neural engine (section 6): pass-through or 1x1 convolution (MAC on BLAS),
+// then bias, post-scale and the nonlinearity. Results stay unrounded; the
+// destination DMA rounds them to fp16 once.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ane/sim.h"
+#include "lut.h"
+#include "plan.h"
+#include "state.h"
+
+namespace ane::sim::detail {
+
+// Unrounded engine output in [C][H][W] order: fp32 while every step is
+// exact in fp32 (or the model is fp32), fp64 otherwise.
+struct Values {
+  bool wide = false;
+  Buf<float>* f = nullptr;   // when !wide
+  Buf<double>* d = nullptr;  // when wide
+};
+
+// The table a lookup task uses: lane 0 as 64 fp16 slots.
+using LutTable = std::array<uint16_t, kLutSlots>;
+
+// Section 6.1: x (fp32, from the source DMA) through the post stage.
+Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutTable* lut, bool lut_is_sigmoid,
+               const Options& opts, Workspace& ws, uint32_t task, Values& out, std::vector<std::string>& notes);
+
+// Section 6.2: y[oc] = sum_ic w[oc][ic] * x[ic] (+ bias[oc]) at every pixel,
+// then the post stage. x is [Cin][H*W], w is [Cout][Cin], bias null
+// without BiasMode.
+Status ne_conv(const Buf<float>& x, const Buf<float>& w, const float* bias, const TaskPlan& p,
+               const LutTable* lut, bool lut_is_sigmoid, const Options& opts, Workspace& ws, uint32_t task,
+               Values& out, std::vector<std::string>& notes);
+
+}  // namespace ane::sim::detail

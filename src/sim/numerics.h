@@ -1,0 +1,84 @@
+// Number formats at the DMA edges and the rounding that the numerics
+// options (section 9) choose. Everything here is exact or rounds once, RNE.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "ane/fp16.h"
+#include "ane/sim.h"
+
+namespace ane::sim::detail {
+
+inline uint16_t load_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+inline void store_u16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+
+inline float bits_to_float(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+// fp16 -> fp32, exact for every input (the same values as ane::fp16_to_float),
+// branch-free so that row conversions vectorise.
+inline float half_to_float(uint16_t h) {
+  const uint32_t mag = uint32_t{h & 0x7fffu} << 13;
+  const uint32_t exp = mag & 0x0f800000u;
+  uint32_t o = mag + ((127u - 15u) << 23);
+  float f;
+  if (exp == 0x0f800000u) {
+    o += (128u - 16u) << 23;  // Inf/NaN keep an all-ones exponent
+    f = bits_to_float(o);
+  } else if (exp == 0) {
+    // Zero or subnormal: renormalise through an exact fp32 subtraction.
+    f = bits_to_float(o + (1u << 23)) - bits_to_float(113u << 23);
+  } else {
+    f = bits_to_float(o);
+  }
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return bits_to_float(b | (uint32_t{h & 0x8000u} << 16));
+}
+
+// double -> fp16, RNE, the same results as ane::double_to_fp16 without its
+// library calls (the post stage and the planar engine round through it).
+uint16_t double_to_half(double d);
+
+// "acc=fp32": one numerics setting as the trace notes name it (options.cpp).
+std::string setting_note(const Numerics& n, std::string_view name);
+
+// What rounding at the output DMA did, for trace notes.
+struct RoundCounts {
+  uint64_t overflow = 0;   // finite values beyond the fp16 range
+  uint64_t subnormal = 0;  // results in the fp16 subnormal range
+};
+
+// Applies overflow=saturate and subnormal=ftz to a value already rounded to
+// fp16 from the finite-or-not value `was_inf`.
+inline uint16_t finish_fp16(uint16_t h, bool was_inf, const Numerics& n, RoundCounts& rc) {
+  if ((h & 0x7fffu) == 0x7c00u && !was_inf) {
+    ++rc.overflow;
+    if (n.overflow == Numerics::Overflow::Saturate) h = static_cast<uint16_t>((h & 0x8000u) | kFp16Max);
+  } else if ((h & 0x7c00u) == 0 && (h & 0x03ffu) != 0) {
+    ++rc.subnormal;
+    if (n.subnormals == Numerics::Subnormals::FlushToZero) h &= 0x8000u;
+  }
+  return h;
+}
+
+// Input-side subnormal handling (inputs and weights): counts, and flushes
+// to a signed zero under subnormal=ftz.
+inline uint16_t load_fp16_bits(uint16_t h, bool ftz, uint64_t& subnormals) {
+  if ((h & 0x7c00u) == 0 && (h & 0x03ffu) != 0) {
+    ++subnormals;
+    if (ftz) h &= 0x8000u;
+  }
+  return h;
+}
+
+}  // namespace ane::sim::detail

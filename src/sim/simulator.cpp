@@ -1,0 +1,236 @@
+// Program loading (section 2): slot memories from the file's own slot table
+// and sections, named I/O buffers bound through that table, and the walk
+// over the task chain that decode_tasks validated.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "ane/sim.h"
+#include "ane/task.h"
+#include "numerics.h"
+#include "state.h"
+
+namespace ane::sim {
+
+namespace {
+
+constexpr uint32_t kTdBytes = 0x274;           // complete H13 task descriptor (section 2.3)
+constexpr uint32_t kFloat16Type = 5;           // element type code of fp16 buffers
+constexpr uint32_t kSectionTypeMask = 0xff;
+constexpr uint32_t kZerofill = 0x1, kGbZerofill = 0xc;
+
+struct SlotSource {
+  uint64_t size = 0;
+  std::span<const uint8_t> bytes;  // initial contents (may be shorter: rest is zero)
+};
+
+// The section that starts at `address` and the memory it gives a slot:
+// file-backed sections bring their bytes and size; VM-only ones (tensor
+// buffers, __DATA scratch) get zeros up to the end of their segment.
+std::optional<SlotSource> slot_source(const HwxFile& file, uint64_t address) {
+  for (const SegmentCommand* seg : file.segments()) {
+    for (const auto& sec : seg->sections) {
+      if (sec.addr != address) continue;
+      const uint32_t type = sec.flags & kSectionTypeMask;
+      const bool vm_only = seg->filesize == 0 || type == kZerofill || type == kGbZerofill;
+      SlotSource s;
+      s.size = sec.size;
+      if (!vm_only) {
+        s.bytes = file.section_data(sec);
+      } else if (address >= seg->vmaddr && address - seg->vmaddr <= seg->vmsize &&
+                 seg->vmsize - (address - seg->vmaddr) > sec.size) {
+        s.size = seg->vmsize - (address - seg->vmaddr);  // the driver maps whole 16 KiB pages
+      }
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+// Byte offset of element (n, c, h, w) relative to the buffer start, bounds
+// checked against its slot: the layout of one named buffer.
+struct BufferLayout {
+  int slot = -1;
+  uint64_t offset = 0;  // buffer start inside the slot
+  std::array<uint64_t, 4> nchw{}, strides{};
+  uint64_t elements = 0;
+};
+
+}  // namespace
+
+struct Simulator::Impl {
+  Machine machine;
+  std::vector<Task> tasks;
+  std::vector<BufferInfo> buffers, inputs, outputs;
+  std::array<uint64_t, 32> slot_address{};
+
+  Expected<BufferLayout> layout(const BufferInfo& b) const;
+  const BufferInfo* find(const std::string& name, bool inputs_only) const;
+};
+
+const BufferInfo* Simulator::Impl::find(const std::string& name, bool inputs_only) const {
+  for (const auto& b : inputs_only ? inputs : buffers)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+Expected<BufferLayout> Simulator::Impl::layout(const BufferInfo& b) const {
+  const auto shape = b.shape();
+  if (!shape) return make_error(fmt::format("buffer '{}' has no shape (no descriptor or tensor stab)", b.name));
+  if (shape->type != kFloat16Type)
+    return make_error(fmt::format("buffer '{}' holds {}, only float16 is supported", b.name,
+                                  element_type_name(shape->type)));
+  if (shape->strides[3] != 2)
+    return make_error(fmt::format("buffer '{}' has W stride {}, not 2 bytes", b.name, shape->strides[3]));
+  if (b.slot < 0 || b.slot >= 32 || !machine.slot(b.slot))
+    return make_error(fmt::format("buffer '{}' (address {:#x}) is in no bound slot", b.name, b.address));
+  BufferLayout l;
+  l.slot = b.slot;
+  l.offset = b.address - slot_address[b.slot];
+  l.nchw = shape->nchw;
+  l.strides = shape->strides;
+  const uint64_t size = machine.slot(b.slot)->size();
+  // Elements and extent with overflow checks: descriptors are file data.
+  uint64_t elements = 1, extent = 2;
+  bool overflow = false;
+  for (int i = 0; i < 4; ++i) {
+    overflow |= __builtin_mul_overflow(elements, l.nchw[i], &elements);
+    uint64_t span = 0;
+    if (l.nchw[i] > 0) overflow |= __builtin_mul_overflow(l.nchw[i] - 1, l.strides[i], &span);
+    overflow |= __builtin_add_overflow(extent, span, &extent);
+  }
+  if (overflow || l.offset > size || extent > size - l.offset || elements > (size - l.offset) / 2)
+    return make_error(fmt::format("buffer '{}' [{},{},{},{}] with strides [{:#x},{:#x},{:#x},{:#x}] does not fit slot {} "
+                                  "(size {:#x})",
+                                  b.name, l.nchw[0], l.nchw[1], l.nchw[2], l.nchw[3], l.strides[0], l.strides[1],
+                                  l.strides[2], l.strides[3], b.slot, size));
+  l.elements = elements;
+  return l;
+}
+
+Simulator::Simulator() : impl_(std::make_unique<Impl>()) {}
+Simulator::~Simulator() = default;
+Simulator::Simulator(Simulator&&) noexcept = default;
+Simulator& Simulator::operator=(Simulator&&) noexcept = default;
+
+Expected<Simulator> Simulator::create(const Program& program, Options opts) {
+  const auto prog = program.file.program();
+  if (!prog) return make_error("no program descriptor (LC_THREAD flavor 1): the file has no slot table");
+
+  // Decide every slot first, allocate only when the total fits the limit.
+  std::array<std::optional<SlotSource>, 32> sources;
+  std::array<int, 32> alias_of;
+  alias_of.fill(-1);
+  uint64_t total = 0;
+  for (int k = 0; k < 32; ++k) {
+    const uint64_t a = prog->slots[k];
+    if (a == 0) continue;  // unbound: a task that names it fails
+    for (int j = 0; j < k; ++j)
+      if (prog->slots[j] == a && (sources[j] || alias_of[j] >= 0)) alias_of[k] = alias_of[j] >= 0 ? alias_of[j] : j;
+    if (alias_of[k] >= 0) continue;
+    sources[k] = slot_source(program.file, a);
+    if (!sources[k]) continue;  // no section at that address: unbound
+    if (__builtin_add_overflow(total, sources[k]->size, &total) || total > opts.memory_limit)
+      return make_error(fmt::format("slot memories need more than {:#x} bytes (the memory limit); slot {} alone "
+                                    "asks for {:#x}",
+                                    opts.memory_limit, k, sources[k]->size));
+  }
+
+  Simulator sim;
+  Impl& im = *sim.impl_;
+  im.machine = Machine(opts);
+  for (int k = 0; k < 32; ++k) {
+    if (!sources[k]) continue;
+    std::vector<uint8_t> bytes(sources[k]->size);
+    const auto& init = sources[k]->bytes;
+    std::copy_n(init.begin(), std::min<uint64_t>(init.size(), bytes.size()), bytes.begin());
+    im.machine.set_slot(k, std::move(bytes));
+    im.slot_address[k] = prog->slots[k];
+  }
+  for (int k = 0; k < 32; ++k) {
+    if (alias_of[k] < 0) continue;
+    im.machine.alias_slot(k, alias_of[k]);
+    im.slot_address[k] = prog->slots[k];
+  }
+  im.tasks = program.tasks;
+  im.buffers = program.file.buffers();
+  for (const auto& b : im.buffers) {
+    if (b.direction == BufferDirection::Input) im.inputs.push_back(b);
+    if (b.direction == BufferDirection::Output) im.outputs.push_back(b);
+  }
+  return sim;
+}
+
+const std::vector<BufferInfo>& Simulator::inputs() const { return impl_->inputs; }
+const std::vector<BufferInfo>& Simulator::outputs() const { return impl_->outputs; }
+const Machine& Simulator::machine() const { return impl_->machine; }
+Machine& Simulator::machine() { return impl_->machine; }
+
+Status Simulator::set_input(const std::string& name, const Tensor& t) {
+  const BufferInfo* b = impl_->find(name, true);
+  if (!b) {
+    std::vector<std::string> names;
+    for (const auto& i : impl_->inputs) names.push_back("'" + i.name + "'");
+    return make_error(fmt::format("unknown input '{}' (inputs: {})", name, fmt::join(names, ", ")));
+  }
+  auto l = impl_->layout(*b);
+  if (!l) return l.error();
+  if (t.elements() != l->elements || t.data.size() != l->elements)
+    return make_error(fmt::format("input '{}' [{},{},{},{}] needs {} elements, the tensor has {}", name, l->nchw[0],
+                                  l->nchw[1], l->nchw[2], l->nchw[3], l->elements, t.data.size()));
+  uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
+  size_t i = 0;
+  for (uint64_t n = 0; n < l->nchw[0]; ++n)
+    for (uint64_t c = 0; c < l->nchw[1]; ++c)
+      for (uint64_t h = 0; h < l->nchw[2]; ++h) {
+        uint8_t* row = mem + n * l->strides[0] + c * l->strides[1] + h * l->strides[2];
+        for (uint64_t w = 0; w < l->nchw[3]; ++w) detail::store_u16(row + 2 * w, t.data[i++]);
+      }
+  return Ok{};
+}
+
+Expected<Tensor> Simulator::read_buffer(const std::string& name) const {
+  const BufferInfo* b = impl_->find(name, false);
+  if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
+  auto l = impl_->layout(*b);
+  if (!l) return l.error();
+  Tensor t;
+  for (int i = 0; i < 4; ++i) t.nchw[i] = static_cast<uint32_t>(l->nchw[i]);
+  t.data.resize(l->elements);
+  const uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
+  size_t i = 0;
+  for (uint64_t n = 0; n < l->nchw[0]; ++n)
+    for (uint64_t c = 0; c < l->nchw[1]; ++c)
+      for (uint64_t h = 0; h < l->nchw[2]; ++h) {
+        const uint8_t* row = mem + n * l->strides[0] + c * l->strides[1] + h * l->strides[2];
+        for (uint64_t w = 0; w < l->nchw[3]; ++w) t.data[i++] = detail::load_u16(row + 2 * w);
+      }
+  return t;
+}
+
+Status Simulator::run(const TraceHook& trace) {
+  const auto layout = default_stream_layout();
+  for (const Task& task : impl_->tasks) {
+    // Only the complete v4.2.1-style TD is understood (section 11.3 #11).
+    for (size_t i = 0; i < task.streams.size() || i < layout.size(); ++i) {
+      if (i < task.streams.size() && i < layout.size() && task.streams[i].address == layout[i].address &&
+          task.streams[i].count == layout[i].count && task.streams[i].task_offset == layout[i].task_offset)
+        continue;
+      if (i < task.streams.size()) {
+        const auto& s = task.streams[i];
+        return make_error(fmt::format("unsupported: TD layout (word 0x{:08X} at +{:#x}) in task {}",
+                                      ((s.count - 1) << 26) | s.address, s.task_offset, task.index));
+      }
+      return make_error(fmt::format("unsupported: TD layout ({:#x} bytes) in task {}", task.size, task.index));
+    }
+    if (task.size != kTdBytes)
+      return make_error(fmt::format("unsupported: TD layout ({:#x} bytes) in task {}", task.size, task.index));
+    if (Status s = impl_->machine.run_task(task.regs, task.index, task.text_offset, trace); !s) return s;
+  }
+  return Ok{};
+}
+
+}  // namespace ane::sim

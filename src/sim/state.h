@@ -1,0 +1,123 @@
+// Explicit machine state: one bounds-checked memory per base-address slot,
+// the options, and the memory budget every working buffer is charged to.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ane/error.h"
+#include "ane/sim.h"
+
+namespace ane::sim::detail {
+
+constexpr int kSlots = 32;
+
+// A byte range a DMA touches inside one slot.
+struct Span {
+  int slot = -1;
+  uint64_t begin = 0, end = 0;
+};
+
+// A growable buffer whose new elements are left uninitialised: every unit
+// writes its whole output before reading it, so zeroing would be wasted work.
+template <typename T>
+struct UninitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <typename U>
+  UninitAllocator(const UninitAllocator<U>&) {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+template <typename T>
+using Buf = std::vector<T, UninitAllocator<T>>;
+
+// Buffers kept from the previous task, so that a chain (or a benchmark loop)
+// does not fault in and zero fresh pages for every task.
+struct BufferPool {
+  std::vector<std::unique_ptr<Buf<float>>> f;
+  std::vector<std::unique_ptr<Buf<double>>> d;
+  uint64_t bytes() const;
+  void clear() {
+    f.clear();
+    d.clear();
+  }
+};
+
+struct MachineState;
+
+// Working memory of one task, charged against Options::memory_limit on top
+// of the slot memories (and pooled buffers). Refuses with an error instead of
+// allocating past it. Buffers go back to the pool when the Workspace ends.
+class Workspace {
+ public:
+  explicit Workspace(MachineState& st);
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  // A buffer of `count` uninitialised elements.
+  Expected<Buf<float>*> floats(uint64_t count, const char* what, uint32_t task) {
+    return take(pool_f(), lent_f_, count, what, task);
+  }
+  Expected<Buf<double>*> doubles(uint64_t count, const char* what, uint32_t task) {
+    return take(pool_d(), lent_d_, count, what, task);
+  }
+
+ private:
+  template <typename T>
+  Expected<Buf<T>*> take(std::vector<std::unique_ptr<Buf<T>>>& pool, std::vector<std::unique_ptr<Buf<T>>>& lent,
+                         uint64_t count, const char* what, uint32_t task);
+  std::vector<std::unique_ptr<Buf<float>>>& pool_f();
+  std::vector<std::unique_ptr<Buf<double>>>& pool_d();
+  Status charge(uint64_t bytes, const char* what, uint32_t task);
+
+  MachineState& st_;
+  std::vector<std::unique_ptr<Buf<float>>> lent_f_;
+  std::vector<std::unique_ptr<Buf<double>>> lent_d_;
+  uint64_t lent_bytes_ = 0;
+};
+
+// The machine's state proper; Machine::State (private in sim.h) is this.
+// The register image of the running task is passed to the units explicitly
+// (Machine::run_task's argument). L2 holds no state here: staging through it
+// is transparent for every supported task (section 5), and the tasks that
+// would read or write it directly (tile DMA disabled) are refused.
+struct MachineState {
+  Options opts;
+  // Slot memories; two slots with one address share one vector.
+  std::array<std::shared_ptr<std::vector<uint8_t>>, kSlots> slots;
+  BufferPool pool;
+  uint64_t peak = 0;
+
+  uint64_t slot_bytes() const;
+  void note_peak() { peak = std::max(peak, slot_bytes() + pool.bytes()); }
+
+  // The memory of slot k, or an error naming the header field that selects it.
+  Expected<std::vector<uint8_t>*> memory(int k, const char* field, uint32_t task);
+  // Checks that [begin, end) lies inside slot k. `what` is e.g. "TileDMASrc reads".
+  Status check_range(int k, uint64_t begin, uint64_t end, const std::string& what, uint32_t task) const;
+};
+
+}  // namespace ane::sim::detail
+
+namespace ane::sim {
+
+struct Machine::State : detail::MachineState {};
+
+}  // namespace ane::sim

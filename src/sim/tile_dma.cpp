@@ -1,0 +1,128 @@
+// Tile DMA in (gather + fp16 -> fp32) and out (round + scatter).
+#include "tile_dma.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+namespace ane::sim::detail {
+
+Expected<std::vector<uint8_t>*> tile_dma_bind(MachineState& st, const TensorDma& t, bool write, uint32_t task,
+                                              std::vector<DmaRecord>* record) {
+  auto mem = st.memory(t.slot, t.slot_field->name.c_str(), task);
+  if (!mem) return mem.error();
+  const std::string what = fmt::format("{} {}", t.unit, write ? "writes" : "reads");
+  if (Status s = st.check_range(t.slot, t.base, t.end(), what, task); !s) return s.error();
+  if (record) record->push_back({t.unit, t.slot, t.base, t.end(), -1});
+  return mem;
+}
+
+void tile_dma_in(const std::vector<uint8_t>& mem, const TensorDma& t, float* out, bool ftz, bool count,
+                 uint64_t& subnormals) {
+  const uint8_t* base = mem.data() + t.base;
+  uint64_t sub = 0;
+  for (uint32_t c = 0; c < t.c; ++c) {
+    for (uint32_t h = 0; h < t.h; ++h) {
+      const uint8_t* row = base + c * t.plane + h * t.row;
+      float* o = out + (uint64_t{c} * t.h + h) * t.w;
+      if (!ftz && !count) {
+        fp16_to_float_n(row, o, t.w);  // the hot path: F16C where available
+        continue;
+      }
+      for (uint32_t w = 0; w < t.w; ++w) {
+        uint16_t v = load_u16(row + 2 * uint64_t{w});
+        const bool is_sub = (v & 0x7c00u) == 0 && (v & 0x03ffu) != 0;
+        sub += is_sub;
+        if (ftz && is_sub) v &= 0x8000u;
+        o[w] = half_to_float(v);
+      }
+    }
+  }
+  subnormals += sub;
+}
+
+void OutputStats::add(uint16_t h) {
+  checksum = (checksum ^ (h & 0xffu)) * 0x100000001b3ull;
+  checksum = (checksum ^ (h >> 8)) * 0x100000001b3ull;
+  if (fp16_is_nan(h)) {
+    ++nan;
+    return;
+  }
+  if (fp16_is_inf(h)) ++inf;
+  if (fp16_is_subnormal(h)) ++subnormal;
+  const float f = half_to_float(h);
+  if (!any) {
+    min = max = f;
+    any = true;
+  } else {
+    min = std::min(min, f);
+    max = std::max(max, f);
+  }
+}
+
+void OutputStats::store(TraceRecord& r) const {
+  r.min = any ? min : std::numeric_limits<float>::quiet_NaN();
+  r.max = any ? max : std::numeric_limits<float>::quiet_NaN();
+  r.nan = nan;
+  r.inf = inf;
+  r.subnormal = subnormal;
+  r.checksum = checksum;
+}
+
+namespace {
+
+inline uint16_t round_one(float v, const Numerics& n, RoundCounts& rc) {
+  return finish_fp16(float_to_fp16(v), std::isinf(v), n, rc);
+}
+inline uint16_t round_one(double v, const Numerics& n, RoundCounts& rc) {
+  return finish_fp16(double_to_half(v), std::isinf(v), n, rc);
+}
+
+template <typename T>
+void scatter(std::vector<uint8_t>& mem, const TensorDma& t, const T* y, const Numerics& n, RoundCounts& rc,
+             OutputStats* stats) {
+  uint8_t* base = mem.data() + t.base;
+  // fp32 rows without saturate/ftz/statistics round in bulk; the counters
+  // for notes come from one cheap pass over the fp16 results.
+  const bool bulk = std::is_same_v<T, float> && n.overflow == Numerics::Overflow::Inf &&
+                    n.subnormals == Numerics::Subnormals::Keep;
+  for (uint32_t c = 0; c < t.c; ++c) {
+    for (uint32_t h = 0; h < t.h; ++h) {
+      uint8_t* row = base + c * t.plane + h * t.row;
+      const T* src = y + (uint64_t{c} * t.h + h) * t.w;
+      if constexpr (std::is_same_v<T, float>) {
+        if (bulk) {
+          float_to_fp16_n(src, row, t.w);
+          if (!stats) continue;
+          for (uint32_t w = 0; w < t.w; ++w) {
+            const uint16_t v = load_u16(row + 2 * uint64_t{w});
+            finish_fp16(v, std::isinf(src[w]), n, rc);  // counts only: no option changes v
+            stats->add(v);
+          }
+          continue;
+        }
+      }
+      for (uint32_t w = 0; w < t.w; ++w) {
+        const uint16_t v = round_one(src[w], n, rc);
+        store_u16(row + 2 * uint64_t{w}, v);
+        if (stats) stats->add(v);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const float* y, const Numerics& n, RoundCounts& rc,
+                  OutputStats* stats) {
+  scatter(mem, t, y, n, rc, stats);
+}
+
+void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const double* y, const Numerics& n,
+                  RoundCounts& rc, OutputStats* stats) {
+  scatter(mem, t, y, n, rc, stats);
+}
+
+}  // namespace ane::sim::detail

@@ -1,0 +1,45 @@
+// Tile DMA: fp16 tensors between slot memory and the engines. The source
+// converts to fp32 on the way in, the destination rounds to fp16 on the way
+// out (section 3: NCHW, W innermost, 64-byte-granular strides).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ane/sim.h"
+#include "numerics.h"
+#include "plan.h"
+#include "state.h"
+
+namespace ane::sim::detail {
+
+// The slot memory a tensor DMA uses, after checking that every byte it
+// touches lies inside: "task 2: TileDMASrc reads [a, b) beyond slot 5 (size s)".
+// Appends the DMA to `record` when given.
+Expected<std::vector<uint8_t>*> tile_dma_bind(MachineState& st, const TensorDma& t, bool write, uint32_t task,
+                                              std::vector<DmaRecord>* record);
+
+// Gathers t into out[c][h][w] (dense fp32). Row padding is never read.
+// With `count` (tracing) or `ftz`, counts subnormal inputs into `subnormals`;
+// under subnormal=ftz they become signed zeros.
+void tile_dma_in(const std::vector<uint8_t>& mem, const TensorDma& t, float* out, bool ftz, bool count,
+                 uint64_t& subnormals);
+
+// Output statistics of the fp16 values a destination DMA writes (trace).
+struct OutputStats {
+  float min = 0, max = 0;
+  bool any = false;  // a non-NaN value was seen
+  uint64_t nan = 0, inf = 0, subnormal = 0;
+  uint64_t checksum = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis
+  void add(uint16_t h);
+  void store(TraceRecord& r) const;
+};
+
+// Rounds y[c][h][w] to fp16 (numerics options) and scatters it to t's
+// element bytes; row padding is left as it was. `stats` may be null.
+void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const float* y, const Numerics& n,
+                  RoundCounts& rc, OutputStats* stats);
+void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const double* y, const Numerics& n,
+                  RoundCounts& rc, OutputStats* stats);
+
+}  // namespace ane::sim::detail

@@ -1,0 +1,171 @@
+// Number formats at the simulator's DMA edges, the option parser and the
+// sigmoid table: the pieces every unit's numerics rest on.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "../src/sim/lut.h"
+#include "../src/sim/numerics.h"
+#include "ane/dump.h"
+#include "ane/fp16.h"
+#include "ane/sim.h"
+#include "support.h"
+
+namespace ane {
+namespace {
+
+uint32_t bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+float from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+TEST(SimNumerics, HalfToFloatMatchesTheLibraryOnEveryFp16Value) {
+  std::vector<uint8_t> all(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    all[2 * h] = static_cast<uint8_t>(h);
+    all[2 * h + 1] = static_cast<uint8_t>(h >> 8);
+  }
+  std::vector<float> bulk(65536);
+  fp16_to_float_n(all.data(), bulk.data(), bulk.size());
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint32_t want = bits(fp16_to_float(static_cast<uint16_t>(h)));
+    ASSERT_EQ(bits(sim::detail::half_to_float(static_cast<uint16_t>(h))), want) << std::hex << h;
+    ASSERT_EQ(bits(bulk[h]), want) << "bulk " << std::hex << h;
+  }
+}
+
+TEST(SimNumerics, BulkFloatToFp16MatchesTheScalarRounding) {
+  // A sweep over fp32 bit patterns plus the boundaries of every rounding rule.
+  std::vector<float> in;
+  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 65521) in.push_back(from_bits(static_cast<uint32_t>(b)));
+  for (float f : {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, 0x1p-24f, 0x1p-25f, 0x1.000002p-25f, 0x1.8p-24f,
+                  0x1p-14f, 0x1.ffcp-15f, INFINITY, -INFINITY, NAN, 1.0f + 0x1p-11f, 1.0f + 0x1.8p-10f})
+    in.push_back(f);
+  std::vector<uint8_t> out(2 * in.size());
+  float_to_fp16_n(in.data(), out.data(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const uint16_t got = static_cast<uint16_t>(out[2 * i] | (out[2 * i + 1] << 8));
+    ASSERT_EQ(got, float_to_fp16(in[i])) << std::hex << bits(in[i]);
+  }
+}
+
+TEST(SimNumerics, DoubleToHalfMatchesTheArithmeticRounding) {
+  std::mt19937_64 rng(7);
+  std::vector<double> in = {0.0, -0.0, 65504.0, 65519.999, 65520.0, 0x1p-24, 0x1p-25, 0x1.0000000000001p-25,
+                            0x1.8p-24, 0x1p-14, 1.0 + 0x1p-11, 1.0 + 0x1p-11 + 0x1p-40, INFINITY, -INFINITY,
+                            std::nan("")};
+  for (int i = 0; i < 200000; ++i) {
+    double d;
+    const uint64_t b = rng();
+    std::memcpy(&d, &b, sizeof d);
+    in.push_back(d);
+    in.push_back(std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(rng() % 90)));  // near fp16 range
+  }
+  for (double d : in) ASSERT_EQ(sim::detail::double_to_half(d), double_to_fp16(d)) << d;
+}
+
+TEST(SimNumerics, OverflowAndSubnormalRulesAtTheOutput) {
+  sim::Numerics n;
+  sim::detail::RoundCounts rc;
+  EXPECT_EQ(sim::detail::finish_fp16(0x7c00, false, n, rc), 0x7c00);  // overflow=inf keeps Inf
+  EXPECT_EQ(rc.overflow, 1u);
+  EXPECT_EQ(sim::detail::finish_fp16(0x7c00, true, n, rc), 0x7c00);  // a true Inf is no overflow
+  EXPECT_EQ(rc.overflow, 1u);
+  n.overflow = sim::Numerics::Overflow::Saturate;
+  EXPECT_EQ(sim::detail::finish_fp16(0xfc00, false, n, rc), 0xfbff);  // -65504
+  n.subnormals = sim::Numerics::Subnormals::FlushToZero;
+  EXPECT_EQ(sim::detail::finish_fp16(0x8001, false, n, rc), 0x8000);
+  EXPECT_EQ(rc.subnormal, 1u);
+}
+
+TEST(SimOptions, ParsesEverySettingAndAssumption) {
+  sim::Options o;
+  for (const char* s : {"acc=fp64", "products=fp16", "bias=after-round", "overflow=saturate", "subnormal=ftz",
+                        "lut=ideal", "round=rne", "nan=propagate", "A1", "ocg-layout", "a3", "LUT-ANY"})
+    ASSERT_TRUE(sim::apply_option(o, s).ok()) << s;
+  EXPECT_EQ(o.numerics.accumulator, sim::Numerics::Accumulator::Fp64);
+  EXPECT_EQ(o.numerics.products, sim::Numerics::Products::Fp16);
+  EXPECT_EQ(o.numerics.bias, sim::Numerics::BiasPoint::AfterRound);
+  EXPECT_EQ(o.numerics.overflow, sim::Numerics::Overflow::Saturate);
+  EXPECT_EQ(o.numerics.subnormals, sim::Numerics::Subnormals::FlushToZero);
+  EXPECT_EQ(o.numerics.lut, sim::Numerics::Lut::Ideal);
+  EXPECT_TRUE(o.assume.pe_minmax && o.assume.ocg_layout && o.assume.post_chain && o.assume.lut_any);
+  ASSERT_TRUE(sim::apply_option(o, "strict").ok());
+  EXPECT_FALSE(o.assume.pe_minmax || o.assume.ocg_layout || o.assume.post_chain || o.assume.lut_any);
+  ASSERT_TRUE(sim::apply_option(o, "all-assumptions").ok());
+  EXPECT_TRUE(o.assume.pe_minmax && o.assume.ocg_layout && o.assume.post_chain && o.assume.lut_any);
+}
+
+TEST(SimOptions, DefaultsAreStrictAndDescribed) {
+  const sim::Options o;
+  EXPECT_EQ(sim::describe_options(o),
+            (std::vector<std::string>{"acc=fp32", "products=exact", "bias=in-acc", "overflow=inf", "subnormal=keep",
+                                      "lut=linear", "round=rne", "nan=propagate"}));
+  sim::Options a;
+  ASSERT_TRUE(sim::apply_option(a, "A2").ok());
+  EXPECT_EQ(sim::describe_options(a).back(), "A2 ocg-layout");
+}
+
+TEST(SimOptions, UnknownSettingsAreOneLineErrors) {
+  sim::Options o;
+  auto e = sim::apply_option(o, "acc=fp16");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().str(), "unknown value 'fp16' for option acc (choose fp32, fp64, fp32-ordered)");
+  e = sim::apply_option(o, "A5");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().str().find("unknown option 'A5'"), std::string::npos);
+  EXPECT_EQ(e.error().str().find('\n'), std::string::npos);
+}
+
+TEST(SimLut, TableMatchesTheDocumentedSlots) {
+  const auto& t = sim::sigmoid_lut();
+  EXPECT_EQ(t[0], 0xC8F8);
+  EXPECT_EQ(t[3], 0x3C00);
+  EXPECT_EQ(t[4], double_to_fp16(1.0 / (1.0 + std::exp(8.0))));
+  EXPECT_EQ(t[20], 0x3800);  // sigmoid(0) = 0.5
+  EXPECT_EQ(t[37], 0x09AC);
+  EXPECT_EQ(t[39], 0x163E);
+  for (int i = 43; i < 64; ++i) EXPECT_EQ(t[i], 0) << i;
+}
+
+TEST(SimLut, TableIsBitIdenticalToSigmoidHwx) {
+  ANE_REQUIRE_CORPUS();
+  auto p = open_program(test::corpus_hwx_path("sigmoid"));
+  ASSERT_TRUE(p.ok());
+  const auto* sec = p->file.find_section("__TEXT", "__const");
+  ASSERT_NE(sec, nullptr);
+  const auto bytes = p->file.section_data(*sec);
+  ASSERT_GE(bytes.size(), 128u);
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)), sim::sigmoid_lut()[i]) << "slot " << i;
+}
+
+TEST(SimLut, LinearReadingAtNodesBetweenThemAndBeyond) {
+  using sim::detail::lut_linear;
+  const auto& t = sim::sigmoid_lut();
+  for (int i = 0; i < 33; ++i) EXPECT_EQ(lut_linear(t, -8.0 + 0.5 * i), fp16_to_float(t[4 + i])) << i;
+  // Halfway between the nodes at 0 and 0.5: the mean of the two node values.
+  EXPECT_DOUBLE_EQ(lut_linear(t, 0.25), (double(fp16_to_float(t[20])) + fp16_to_float(t[21])) / 2);
+  // Beyond -8: slot 4 continued with the slope in slot 37, then the clamp in slot 2.
+  EXPECT_DOUBLE_EQ(lut_linear(t, -9.0), double(fp16_to_float(t[4])) - fp16_to_float(t[37]));
+  EXPECT_EQ(lut_linear(t, -12.0), 0.0);
+  EXPECT_EQ(lut_linear(t, 9.0), std::min(1.0, double(fp16_to_float(t[36])) + fp16_to_float(t[39])));
+  EXPECT_EQ(lut_linear(t, 20.0), 1.0);
+  EXPECT_EQ(lut_linear(t, INFINITY), 1.0);
+  EXPECT_EQ(lut_linear(t, -INFINITY), 0.0);
+  EXPECT_TRUE(std::isnan(lut_linear(t, NAN)));
+  EXPECT_TRUE(sim::detail::lut_at_node(3.0));
+  EXPECT_FALSE(sim::detail::lut_at_node(3.25));
+  EXPECT_FALSE(sim::detail::lut_at_node(9.0));
+}
+
+}  // namespace
+}  // namespace ane

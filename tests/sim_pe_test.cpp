@@ -1,0 +1,100 @@
+// Planar engine: a op b with one rounding; operand b through its own strides.
+#include <gtest/gtest.h>
+
+#include "sim_support.h"
+
+namespace ane {
+namespace {
+
+using sim::Machine;
+using test::error_of;
+using test::set;
+
+struct PeRun {
+  std::vector<float> out;
+  sim::TraceRecord trace;
+  std::string error;
+};
+
+PeRun run_pe(const RegisterImage& r, uint32_t c, uint32_t w, const std::vector<float>& a, const std::vector<float>& b,
+             sim::Options o = {}) {
+  Machine m(o);
+  m.set_slot(5, test::tensor_bytes(c, 1, w, a));
+  m.set_slot(6, test::tensor_bytes(c, 1, w, b));
+  m.set_slot(4, test::row_bytes(w) * c);
+  PeRun res;
+  res.error = error_of(m.run_task(r, 0, 0, [&](const sim::TraceRecord& t) { res.trace = t; }));
+  if (res.error.empty()) res.out = test::tensor_values(*m.slot(4), c, 1, w);
+  return res;
+}
+
+TEST(SimPe, AddAndMultiply) {
+  auto r = run_pe(test::pe_task(2, 1, 2, 0), 2, 2, {3, 3, 1, -1}, {2, 2, 2, 0.5f});
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.out, (std::vector<float>{5, 5, 3, -0.5f}));  // H1, H2
+  EXPECT_EQ(r.trace.engine, "PE");
+  EXPECT_EQ(r.trace.op, "add");
+  r = run_pe(test::pe_task(2, 1, 2, 1), 2, 2, {3, 3, 1, -1}, {2, 2, 2, 0.5f});
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.out, (std::vector<float>{6, 6, 2, -0.5f}));  // H15
+  EXPECT_EQ(r.trace.op, "mul");
+}
+
+TEST(SimPe, TheExactSumIsRoundedToNearestEven) {
+  // 1 + 2^-11 is the tie between 1 and 1 + 2^-10: to even, 1. One more bit
+  // (b = 2^-11 + 2^-21, an fp16 value) puts it above the tie: 1 + 2^-10.
+  // 2048 + 1 is the tie between 2048 and 2050 (ulp 2): to even, 2048.
+  auto r = run_pe(test::pe_task(1, 1, 3, 0), 1, 3, {1, 1, 2048}, {0x1p-11f, 0x1p-11f + 0x1p-21f, 1});
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.out, (std::vector<float>{1.0f, 1.0f + 0x1p-10f, 2048.0f}));
+}
+
+TEST(SimPe, SecondSourceUsesItsOwnStrides) {
+  // b is stored with 128-byte rows and a 256-byte plane; a with the defaults.
+  RegisterImage t = test::pe_task(2, 2, 1, 0);
+  set(t, "TileDMASrc.Src2RowStride.Stride", 2);
+  set(t, "TileDMASrc.Src2PlaneStride.PlaneStride", 4);
+  Machine m;
+  m.set_slot(5, test::tensor_bytes(2, 2, 1, {1, 2, 3, 4}));
+  std::vector<uint8_t> b(512, 0xff);
+  const float bv[] = {10, 20, 30, 40};
+  for (int c = 0; c < 2; ++c)
+    for (int h = 0; h < 2; ++h) test::put16(b, c * 256 + h * 128, test::h16(bv[c * 2 + h]));
+  m.set_slot(6, b);
+  m.set_slot(4, 256);
+  ASSERT_EQ(error_of(m.run_task(t, 0)), "");
+  EXPECT_EQ(test::tensor_values(*m.slot(4), 2, 2, 1), (std::vector<float>{11, 22, 33, 44}));
+}
+
+TEST(SimPe, MaxAndMinNeedA1) {
+  auto r = run_pe(test::pe_task(1, 1, 2, 2), 1, 2, {1, 5}, {3, 2});
+  EXPECT_EQ(r.error, "unsupported: PE.Cfg.OpMode=2 in task 0");
+  sim::Options o;
+  o.assume.pe_minmax = true;
+  r = run_pe(test::pe_task(1, 1, 2, 2), 1, 2, {1, 5}, {3, 2}, o);
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.out, (std::vector<float>{3, 5}));
+  EXPECT_EQ(r.trace.op, "max");
+  EXPECT_EQ(r.trace.notes, (std::vector<std::string>{"A1 pe-minmax"}));
+  r = run_pe(test::pe_task(1, 1, 2, 3), 1, 2, {1, 5}, {3, 2}, o);
+  EXPECT_EQ(r.out, (std::vector<float>{1, 2}));
+  r = run_pe(test::pe_task(1, 1, 2, 4), 1, 2, {1, 5}, {3, 2}, o);
+  EXPECT_EQ(r.error, "unsupported: PE.Cfg.OpMode=4 in task 0");
+}
+
+TEST(SimPe, NeRegistersAreIgnoredOnPeTasks) {
+  // macOS 14 leaves MACCfg 0x00100000, KernelCfg 0x80 and disabled lanes 0x80 on PE tasks.
+  RegisterImage t = test::pe_task(1, 1, 1, 1);
+  set(t, "NE.MACCfg.UnkBit20", 1);
+  set(t, "NE.KernelCfg.PalettizedBits", 8);
+  for (int i = 0; i < 16; ++i) {
+    set(t, "KernelDMASrc.CoeffDMAConfig[" + std::to_string(i) + "].CacheHint", 2);
+    set(t, "KernelDMASrc.CoeffBaseAddr[" + std::to_string(i) + "].Addr", 2);
+  }
+  const auto r = run_pe(t, 1, 1, {3}, {2});
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.out, (std::vector<float>{6}));
+}
+
+}  // namespace
+}  // namespace ane

@@ -1,0 +1,269 @@
+// hwx-run: execute an Apple Neural Engine .hwx program on the register-level
+// simulator and write its outputs as .npy files.
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ane/dump.h"
+#include "ane/fp16.h"
+#include "ane/npy.h"
+#include "ane/sim.h"
+
+namespace {
+
+using nlohmann::ordered_json;
+
+// Every failure is one line and exit status 2.
+int fail(const std::string& where, const std::string& problem) {
+  fmt::print(stderr, "hwx-run: {}: {}\n", where, problem);
+  return 2;
+}
+
+// Buffer names come from the file: keep [A-Za-z0-9_.@-], never a path.
+std::string safe_name(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '@' || c == '.') ? c : '_';
+  return out.empty() ? "_" : out;
+}
+
+std::string shape_text(const std::array<uint32_t, 4>& s) { return fmt::format("[{},{},{},{}]", s[0], s[1], s[2], s[3]); }
+
+ordered_json number_or_null(float v) { return std::isnan(v) ? ordered_json(nullptr) : ordered_json(v); }
+
+ordered_json trace_json(const ane::sim::TraceRecord& r) {
+  ordered_json dma = ordered_json::array();
+  for (const auto& d : r.dma) {
+    ordered_json j = {{"unit", d.unit}, {"slot", d.slot}, {"begin", d.begin}, {"end", d.end}};
+    if (d.lane >= 0) j["lane"] = d.lane;
+    dma.push_back(j);
+  }
+  return {{"task", r.task},           {"text_offset", r.text_offset},
+          {"engine", r.engine},       {"op", r.op},
+          {"in_shape", r.in_shape},   {"out_shape", r.out_shape},
+          {"dma", dma},               {"notes", r.notes},
+          {"traced", r.traced},       {"min", number_or_null(r.min)},
+          {"max", number_or_null(r.max)}, {"nan", r.nan},
+          {"inf", r.inf},             {"subnormal", r.subnormal},
+          {"checksum", fmt::format("{:#018x}", r.checksum)}};
+}
+
+// Output summary: value range and the FNV-1a 64 checksum of the fp16 bytes.
+ordered_json tensor_summary(const ane::sim::Tensor& t) {
+  float lo = NAN, hi = NAN;
+  uint64_t nan = 0, inf = 0, fnv = 0xcbf29ce484222325ull;
+  for (uint16_t h : t.data) {
+    fnv = ((fnv ^ (h & 0xffu)) * 0x100000001b3ull ^ (h >> 8)) * 0x100000001b3ull;
+    if (ane::fp16_is_nan(h)) {
+      ++nan;
+      continue;
+    }
+    inf += ane::fp16_is_inf(h);
+    const float f = ane::fp16_to_float(h);
+    lo = std::isnan(lo) ? f : std::min(lo, f);
+    hi = std::isnan(hi) ? f : std::max(hi, f);
+  }
+  return {{"min", number_or_null(lo)}, {"max", number_or_null(hi)}, {"nan", nan}, {"inf", inf},
+          {"checksum", fmt::format("{:#018x}", fnv)}};
+}
+
+// --expect: the output next to the values it should have. Returns the largest
+// |simulated - expected| (NaN counts as equal only to NaN; shapes must hold the
+// same number of elements), or an error.
+ane::Expected<double> compare(const std::string& name, const ane::sim::Tensor& t, const std::string& expected_path,
+                              bool print) {
+  auto arr = ane::npy::load(expected_path);
+  if (!arr) return ane::make_error(expected_path + ": " + arr.error().str());
+  if (arr->elements() != t.data.size())
+    return ane::make_error(fmt::format("{}: {} elements, output '{}' has {}", expected_path, arr->elements(), name,
+                                       t.data.size()));
+  std::vector<double> want(t.data.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (arr->dtype == ane::npy::Dtype::F32) {
+      float f;
+      std::memcpy(&f, arr->data.data() + 4 * i, 4);
+      want[i] = f;
+    } else {
+      want[i] = ane::fp16_to_float(static_cast<uint16_t>(arr->data[2 * i] | arr->data[2 * i + 1] << 8));
+    }
+  }
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double got = ane::fp16_to_float(t.data[i]);
+    const double d = (std::isnan(got) && std::isnan(want[i])) ? 0 : std::fabs(got - want[i]);
+    if (!(d <= worst)) {  // also takes a NaN difference
+      worst = d;
+      at = i;
+    }
+  }
+  if (!print) return worst;
+  fmt::print("{} {}: simulated vs expected ({})\n", name, shape_text(t.nchw), expected_path);
+  const size_t shown = std::min<size_t>(want.size(), 8);
+  for (size_t i = 0; i < shown; ++i)
+    fmt::print("  [{:3}] {:>12.6g} {:>12.6g}\n", i, ane::fp16_to_float(t.data[i]), want[i]);
+  if (shown < want.size()) fmt::print("  ... {} more\n", want.size() - shown);
+  fmt::print("  max |difference| {:.6g} at element {} ({:.6g} vs {:.6g})\n", worst, at,
+             ane::fp16_to_float(t.data[at]), want[at]);
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "hwx-run: execute an Apple Neural Engine .hwx program (H13 / M1) on a register-level\n"
+      "simulator. Inputs are bound by buffer name through the file's own slot table; each\n"
+      "output is written as OUTDIR/<output name>.npy (float16, [N,C,H,W]).\n\n"
+      "Examples:\n"
+      "  hwx-run relu.hwx -i image=x.npy -o out/            writes out/probs@output.npy\n"
+      "  hwx-run sum.hwx -i image=a.npy -i image2=b.npy -o out/ --trace\n"
+      "  hwx-run gemm.hwx -i image=x.npy -o out/ --option acc=fp64 --json\n"
+      "  hwx-run mul.hwx -i a=a.npy -i b=b.npy -o out/ --assume A1\n\n"
+      "Inputs: .npy float16 or float32 (rounded to fp16), shape [N,C,H,W] or any shape with\n"
+      "the buffer's element count. hwx-dump FILE.hwx lists the buffer names and shapes.\n\n"
+      "Numerics (--option, defaults first; simulator-semantics.md section 9; fp32 sums in the\n"
+      "BLAS order, fp32-ordered in input-channel order, slower):\n"
+      "  acc=fp32|fp64|fp32-ordered  products=exact|fp16  bias=in-acc|after-round\n"
+      "  overflow=inf|saturate  subnormal=keep|ftz  lut=linear|ideal  round=rne  nan=propagate\n"
+      "Assumptions (--assume, all off by default; a task that needs one that is off is\n"
+      "refused with 'unsupported: <Field>=<value> in task N'):\n"
+      "  A1 pe-minmax   PE OpMode 2/3 = max/min      A2 ocg-layout  weight order when OCGSize > 0\n"
+      "  A3 post-chain  MAC, bias, scale, nonlinearity in that order\n"
+      "  A4 lut-any     other lookup tables read like the sigmoid one    all-assumptions\n\n"
+      "Exit status: 0 success, 1 an output differs from --expect by more than --tolerance,\n"
+      "2 any error (one line on stderr: 'hwx-run: FILE: problem').",
+      "hwx-run"};
+  std::string model, outdir, expect_dir;
+  double tolerance = -1;
+  std::vector<std::string> input_specs, option_specs, assume_specs;
+  bool trace = false, json = false;
+  app.add_option("model", model, "The .hwx program")->required()->type_name("MODEL.hwx");
+  app.add_option("-i,--input", input_specs, "Bind input buffer NAME to FILE.npy (repeat per input)")
+      ->type_name("NAME=FILE.npy");
+  app.add_option("-o,--output-dir", outdir, "Directory for the output .npy files (created if missing)")
+      ->required()
+      ->type_name("OUTDIR");
+  app.add_flag("--trace", trace, "One line per task: engine, op, shapes, DMAs, output checksum, notes");
+  app.add_flag("--json", json, "Print a machine-readable run summary (trace lines then go to stderr)");
+  app.add_option("--option", option_specs, "Numerics setting, e.g. acc=fp64 (repeatable)")->type_name("NAME=VALUE");
+  app.add_option("--expect", expect_dir,
+                 "Print each output next to DIR/<output name>.npy (float16 or float32) with the largest difference")
+      ->type_name("DIR");
+  app.add_option("--tolerance", tolerance,
+                 "With --expect: exit with status 1 when any |simulated - expected| exceeds T")
+      ->type_name("T")
+      ->needs("--expect");
+  app.add_option("--assume", assume_specs, "Turn on an assumption: A1..A4 or all-assumptions (repeatable)")
+      ->type_name("A");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  ane::sim::Options opts;
+  for (const auto& s : option_specs)
+    if (auto st = ane::sim::apply_option(opts, s); !st) return fail("--option", st.error().str());
+  for (const auto& s : assume_specs)
+    if (auto st = ane::sim::apply_option(opts, s); !st) return fail("--assume", st.error().str());
+
+  auto program = ane::open_program(model);
+  if (!program) return fail(model, program.error().str());
+  auto sim = ane::sim::Simulator::create(*program, opts);
+  if (!sim) return fail(model, sim.error().str());
+
+  ordered_json inputs_json = ordered_json::array();
+  std::set<std::string> bound;
+  for (const auto& spec : input_specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return fail("-i " + spec, "expected NAME=FILE.npy");
+    const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    const ane::BufferInfo* buf = nullptr;
+    for (const auto& b : sim->inputs())
+      if (b.name == name) buf = &b;
+    if (!buf) {
+      std::vector<std::string> names;
+      for (const auto& b : sim->inputs()) names.push_back("'" + b.name + "'");
+      return fail(model, fmt::format("unknown input '{}' (inputs: {})", name, fmt::join(names, ", ")));
+    }
+    if (!bound.insert(name).second) return fail(model, fmt::format("input '{}' is given twice", name));
+    auto arr = ane::npy::load(file);
+    if (!arr) return fail(file, arr.error().str());
+    const auto shape = buf->shape();
+    ane::sim::Tensor t;
+    if (shape) {
+      const uint64_t need = shape->nchw[0] * shape->nchw[1] * shape->nchw[2] * shape->nchw[3];
+      if (arr->elements() != need)
+        return fail(file, fmt::format("{} elements, but input '{}' [{},{},{},{}] needs {}", arr->elements(), name,
+                                      shape->nchw[0], shape->nchw[1], shape->nchw[2], shape->nchw[3], need));
+      for (int k = 0; k < 4; ++k) t.nchw[k] = static_cast<uint32_t>(shape->nchw[k]);
+    }
+    t.data = arr->to_fp16();
+    if (auto st = sim->set_input(name, t); !st) return fail(file, st.error().str());
+    inputs_json.push_back({{"name", name}, {"file", file}, {"shape", t.nchw}, {"slot", buf->slot}});
+  }
+  for (const auto& b : sim->inputs())
+    if (!bound.count(b.name))
+      return fail(model, fmt::format("missing input '{}' (give -i {}=FILE.npy)", b.name, b.name));
+
+  ordered_json tasks_json = ordered_json::array();
+  auto hook = [&](const ane::sim::TraceRecord& r) {
+    if (json) tasks_json.push_back(trace_json(r));
+    if (trace) fmt::print(json ? stderr : stdout, "{}\n", r.line());
+  };
+  if (auto st = sim->run(trace || json ? ane::sim::TraceHook(hook) : ane::sim::TraceHook()); !st)
+    return fail(model, st.error().str());
+
+  std::error_code ec;
+  std::filesystem::create_directories(outdir, ec);
+  if (ec) return fail(outdir, "cannot create directory: " + ec.message());
+  ordered_json outputs_json = ordered_json::array();
+  std::set<std::string> used;
+  bool exceeded = false;
+  for (size_t i = 0; i < sim->outputs().size(); ++i) {
+    const auto& b = sim->outputs()[i];
+    auto t = sim->read_buffer(b.name);
+    if (!t) return fail(model, t.error().str());
+    std::string file = safe_name(b.name);
+    if (!used.insert(file).second) file += fmt::format(".{}", i);  // two names that sanitise alike
+    const std::string path = (std::filesystem::path(outdir) / (file + ".npy")).string();
+    const std::array<uint64_t, 4> dims = {t->nchw[0], t->nchw[1], t->nchw[2], t->nchw[3]};
+    if (auto st = ane::npy::save_f16(path, t->data, dims); !st) return fail(path, st.error().str());
+    ordered_json o = {{"name", b.name}, {"file", path}, {"shape", t->nchw}, {"slot", b.slot}};
+    o.update(tensor_summary(*t));
+    if (!json) fmt::print("{} -> {} {}\n", b.name, path, shape_text(t->nchw));
+    if (!expect_dir.empty()) {
+      const std::string want = (std::filesystem::path(expect_dir) / (file + ".npy")).string();
+      auto worst = compare(b.name, *t, want, !json);
+      if (!worst) return fail(model, worst.error().str());
+      o["expected"] = want;
+      o["max_abs_difference"] = *worst;
+      if (tolerance >= 0 && !(*worst <= tolerance)) exceeded = true;
+    }
+    outputs_json.push_back(o);
+  }
+  if (json) {
+    const auto& m = sim->machine();
+    ordered_json doc = {{"file", model},
+                        {"options", ane::sim::describe_options(opts)},
+                        {"inputs", inputs_json},
+                        {"outputs", outputs_json},
+                        {"tasks", tasks_json},
+                        {"slot_bytes", m.slot_bytes()},
+                        {"peak_bytes", m.peak_bytes()}};
+    fmt::print("{}\n", doc.dump(2, ' ', false, ordered_json::error_handler_t::replace));
+  }
+  return exceeded ? 1 : 0;
+}
