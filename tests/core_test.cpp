@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ane/bytes.h"
 #include "ane/fp16.h"
 #include "ane/sha256.h"
 
@@ -16,6 +17,47 @@ float bits_to_float(uint32_t b) {
   float f;
   std::memcpy(&f, &b, 4);
   return f;
+}
+uint32_t float_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+// Reference conversions by arithmetic (ldexp, frexp, nearbyint), written
+// independently of the bit-level library code they check.
+double reference_decode(uint16_t h) {
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (e == 0x1f) return m ? std::nan("") : sign * INFINITY;
+  if (e == 0) return sign * std::ldexp(m, -24);
+  return sign * std::ldexp(1024 + m, e - 25);
+}
+
+uint16_t reference_encode(double d) {
+  const uint16_t sign = std::signbit(d) ? 0x8000 : 0;
+  const double a = std::fabs(d);
+  if (std::isnan(d)) return 0x7e00;  // sign and payload checked separately
+  if (a >= 65520.0) return sign | 0x7c00;
+  if (a < 0x1p-14) return sign | static_cast<uint16_t>(std::nearbyint(a * 0x1p24));  // ties to even
+  int e;
+  const double m = std::frexp(a, &e);
+  double sig = std::nearbyint(std::ldexp(m, 11));
+  int exp = e - 1;
+  if (sig >= 2048.0) {
+    sig /= 2;
+    ++exp;
+  }
+  if (exp > 15) return sign | 0x7c00;
+  return sign | static_cast<uint16_t>(((exp + 15) << 10) | (static_cast<uint32_t>(sig) & 0x3ff));
+}
+
+// The library's NaN rule: quiet NaN, sign and the top 10 payload bits kept.
+uint16_t expected_encode(double d) {
+  if (!std::isnan(d)) return reference_encode(d);
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return static_cast<uint16_t>(((b >> 48) & 0x8000) | 0x7e00 | ((b >> 42) & 0x3ff));
 }
 
 TEST(Fp16, KnownValues) {
@@ -43,35 +85,69 @@ TEST(Fp16, KnownValues) {
   EXPECT_TRUE(fp16_is_nan(float_to_fp16(std::nanf(""))));
 }
 
-TEST(Fp16, EveryHalfRoundTripsExactly) {
+TEST(Fp16, EveryHalfDecodesExactlyAndRoundTrips) {
+  Bytes all(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    all[2 * h] = static_cast<uint8_t>(h);
+    all[2 * h + 1] = static_cast<uint8_t>(h >> 8);
+  }
+  std::vector<float> bulk(65536);
+  fp16_to_float_n(all.data(), bulk.data(), bulk.size());
   for (uint32_t h = 0; h < 0x10000; ++h) {
-    if (fp16_is_nan(static_cast<uint16_t>(h))) continue;
-    ASSERT_EQ(float_to_fp16(fp16_to_float(static_cast<uint16_t>(h))), h) << std::hex << h;
-    ASSERT_EQ(double_to_fp16(fp16_to_float(static_cast<uint16_t>(h))), h) << std::hex << h;
+    const auto x = static_cast<uint16_t>(h);
+    const float f = fp16_to_float(x);
+    ASSERT_EQ(float_bits(bulk[h]), float_bits(f)) << "bulk " << std::hex << h;
+    if (fp16_is_nan(x)) {
+      ASSERT_TRUE(std::isnan(f));
+      ASSERT_EQ(float_bits(f) >> 31, h >> 15);
+      ASSERT_EQ((float_bits(f) >> 13) & 0x3ff, h & 0x3ff);  // payload kept
+      continue;
+    }
+    ASSERT_EQ(static_cast<double>(f), reference_decode(x)) << std::hex << h;
+    ASSERT_EQ(std::signbit(f), (h & 0x8000) != 0);
+    ASSERT_EQ(float_to_fp16(f), h) << std::hex << h;
+    ASSERT_EQ(double_to_fp16(f), h) << std::hex << h;
   }
 }
 
-// Midpoints between neighbouring halves are exact ties: both encoders must
+// Midpoints between neighbouring halves are exact ties: the encoders must
 // pick the even neighbour, and a hair above or below must pick the near one.
 TEST(Fp16, TiesGoToEvenInBothEncoders) {
   for (uint32_t h = 0; h < 0x7bff; ++h) {
     const double lo = fp16_to_float(static_cast<uint16_t>(h)), hi = fp16_to_float(static_cast<uint16_t>(h + 1));
     const double mid = (lo + hi) / 2;
     const uint16_t even = (h & 1) ? static_cast<uint16_t>(h + 1) : static_cast<uint16_t>(h);
+    ASSERT_EQ(reference_encode(mid), even) << std::hex << h;
     ASSERT_EQ(double_to_fp16(mid), even) << std::hex << h;
     ASSERT_EQ(float_to_fp16(static_cast<float>(mid)), even) << std::hex << h;
     ASSERT_EQ(double_to_fp16(std::nextafter(mid, 0.0)), h);
     ASSERT_EQ(double_to_fp16(std::nextafter(mid, 1e9)), h + 1);
+    ASSERT_EQ(float_to_fp16(std::nextafter(static_cast<float>(mid), 0.0f)), h);
+    ASSERT_EQ(float_to_fp16(std::nextafter(static_cast<float>(mid), 1e9f)), h + 1);
   }
 }
 
-TEST(Fp16, BitEncoderAgreesWithArithmeticEncoderOnRandomFloats) {
-  std::mt19937 rng(12345);
-  for (int i = 0; i < 1000000; ++i) {
-    const float f = bits_to_float(static_cast<uint32_t>(rng()));
-    if (std::isnan(f)) continue;
-    ASSERT_EQ(float_to_fp16(f), double_to_fp16(f)) << f;
+TEST(Fp16, EncodersAgreeWithTheArithmeticReference) {
+  std::mt19937_64 rng(12345);
+  std::vector<float> floats;
+  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 65521) floats.push_back(bits_to_float(static_cast<uint32_t>(b)));
+  for (int i = 0; i < 1000000; ++i) floats.push_back(bits_to_float(static_cast<uint32_t>(rng())));
+  for (float f : floats) ASSERT_EQ(float_to_fp16(f), expected_encode(f)) << std::hex << float_bits(f);
+  // Bulk (F16C where the CPU has it) gives the scalar results.
+  Bytes out(2 * floats.size());
+  float_to_fp16_n(floats.data(), out.data(), floats.size());
+  for (size_t i = 0; i < floats.size(); ++i)
+    ASSERT_EQ(static_cast<uint16_t>(out[2 * i] | out[2 * i + 1] << 8), float_to_fp16(floats[i])) << i;
+  for (int i = 0; i < 400000; ++i) {
+    double d;
+    const uint64_t b = rng();
+    std::memcpy(&d, &b, sizeof d);
+    ASSERT_EQ(double_to_fp16(d), expected_encode(d)) << d;
+    // Near the fp16 range, with more bits than fp32 holds: rounded once, not twice.
+    const double near = std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(rng() % 90));
+    ASSERT_EQ(double_to_fp16(near), expected_encode(near)) << near;
   }
+  EXPECT_EQ(double_to_fp16(1.0 + 0x1p-11 + 0x1p-40), 0x3c01);  // just above a tie: up (fp32 would round it away)
 }
 
 std::string hex(std::string_view s) {

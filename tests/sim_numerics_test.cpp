@@ -1,5 +1,5 @@
-// Number formats at the simulator's DMA edges, the option parser and the
-// sigmoid table: the pieces every unit's numerics rest on.
+// The output rounding rules, the option parser and the sigmoid table: the
+// pieces every unit's numerics rest on (fp16 conversions: tests/core_test.cpp).
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -15,62 +15,6 @@
 
 namespace ane {
 namespace {
-
-uint32_t bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-float from_bits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-
-TEST(SimNumerics, HalfToFloatMatchesTheLibraryOnEveryFp16Value) {
-  std::vector<uint8_t> all(2 * 65536);
-  for (uint32_t h = 0; h < 65536; ++h) {
-    all[2 * h] = static_cast<uint8_t>(h);
-    all[2 * h + 1] = static_cast<uint8_t>(h >> 8);
-  }
-  std::vector<float> bulk(65536);
-  fp16_to_float_n(all.data(), bulk.data(), bulk.size());
-  for (uint32_t h = 0; h < 65536; ++h) {
-    const uint32_t want = bits(fp16_to_float(static_cast<uint16_t>(h)));
-    ASSERT_EQ(bits(sim::detail::half_to_float(static_cast<uint16_t>(h))), want) << std::hex << h;
-    ASSERT_EQ(bits(bulk[h]), want) << "bulk " << std::hex << h;
-  }
-}
-
-TEST(SimNumerics, BulkFloatToFp16MatchesTheScalarRounding) {
-  // A sweep over fp32 bit patterns plus the boundaries of every rounding rule.
-  std::vector<float> in;
-  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 65521) in.push_back(from_bits(static_cast<uint32_t>(b)));
-  for (float f : {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, 0x1p-24f, 0x1p-25f, 0x1.000002p-25f, 0x1.8p-24f,
-                  0x1p-14f, 0x1.ffcp-15f, INFINITY, -INFINITY, NAN, 1.0f + 0x1p-11f, 1.0f + 0x1.8p-10f})
-    in.push_back(f);
-  std::vector<uint8_t> out(2 * in.size());
-  float_to_fp16_n(in.data(), out.data(), in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    const uint16_t got = static_cast<uint16_t>(out[2 * i] | (out[2 * i + 1] << 8));
-    ASSERT_EQ(got, float_to_fp16(in[i])) << std::hex << bits(in[i]);
-  }
-}
-
-TEST(SimNumerics, DoubleToHalfMatchesTheArithmeticRounding) {
-  std::mt19937_64 rng(7);
-  std::vector<double> in = {0.0, -0.0, 65504.0, 65519.999, 65520.0, 0x1p-24, 0x1p-25, 0x1.0000000000001p-25,
-                            0x1.8p-24, 0x1p-14, 1.0 + 0x1p-11, 1.0 + 0x1p-11 + 0x1p-40, INFINITY, -INFINITY,
-                            std::nan("")};
-  for (int i = 0; i < 200000; ++i) {
-    double d;
-    const uint64_t b = rng();
-    std::memcpy(&d, &b, sizeof d);
-    in.push_back(d);
-    in.push_back(std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(rng() % 90)));  // near fp16 range
-  }
-  for (double d : in) ASSERT_EQ(sim::detail::double_to_half(d), double_to_fp16(d)) << d;
-}
 
 TEST(SimNumerics, OverflowAndSubnormalRulesAtTheOutput) {
   sim::Numerics n;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ane/error.h"
@@ -70,6 +71,11 @@ inline void put_bytes(Bytes& out, uint64_t off, std::span<const uint8_t> src) {
 }
 // Writes s into a fixed field of len bytes, NUL padded (truncates if longer).
 void put_fixed_string(Bytes& out, uint64_t off, const std::string& s, uint64_t len);
+
+// A name from a file (symbol, buffer) made safe as a file name: every
+// character outside [A-Za-z0-9_.@-] becomes '_', so it can never name a
+// directory or climb out of one. Callers add their own extension.
+std::string sanitize_file_name(std::string_view name);
 
 // Reads a whole file; the error names the path.
 Expected<Bytes> read_file(const std::string& path);

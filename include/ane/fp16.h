@@ -5,11 +5,34 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace ane {
 
 // Exact: every fp16 value (subnormals, +-0, +-Inf, NaN payloads) is an fp32.
-float fp16_to_float(uint16_t h);
+// Inline and branch-light so that the simulator's row conversions vectorise.
+inline float fp16_to_float(uint16_t h) {
+  auto from_bits = [](uint32_t b) {
+    float f;
+    std::memcpy(&f, &b, sizeof f);
+    return f;
+  };
+  const uint32_t mag = uint32_t{h & 0x7fffu} << 13;  // exponent and mantissa in fp32 position
+  const uint32_t exp = mag & 0x0f800000u;
+  uint32_t o = mag + ((127u - 15u) << 23);  // rebias
+  float f;
+  if (exp == 0x0f800000u) {
+    f = from_bits(o + ((128u - 16u) << 23));  // Inf/NaN keep an all-ones exponent
+  } else if (exp == 0) {
+    // Zero or subnormal: renormalise through an exact fp32 subtraction.
+    f = from_bits(o + (1u << 23)) - from_bits(113u << 23);
+  } else {
+    f = from_bits(o);
+  }
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return from_bits(b | (uint32_t{h & 0x8000u} << 16));
+}
 // Round to nearest, ties to even. Values beyond the fp16 range become +-Inf,
 // NaNs stay NaN (quiet, sign and top payload bits kept).
 uint16_t float_to_fp16(float f);

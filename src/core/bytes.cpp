@@ -74,6 +74,16 @@ void put_fixed_string(Bytes& out, uint64_t off, const std::string& s, uint64_t l
   for (uint64_t i = 0; i < len; ++i) out[off + i] = i < s.size() ? static_cast<uint8_t>(s[i]) : 0;
 }
 
+std::string sanitize_file_name(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                      c == '.' || c == '@' || c == '-';
+    out += keep ? c : '_';
+  }
+  return out;
+}
+
 Expected<Bytes> read_file(const std::string& path) {
   // C stdio: no exceptions, and a directory is reported instead of thrown.
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);

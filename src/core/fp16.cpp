@@ -1,5 +1,6 @@
 // fp16 <-> fp32/fp64 by bit manipulation (no dependence on compiler or CPU
-// half-precision support, so results are the same on every host).
+// half-precision support, so results are the same on every host). The
+// simulator, the compiler and the tools all convert through these.
 #include "ane/fp16.h"
 
 #include <cmath>
@@ -7,62 +8,37 @@
 
 namespace ane {
 
-float fp16_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t{h & 0x8000u} << 16;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {
-    // Subnormal: normalise into an fp32 normal.
-    int e = 113;
-    while ((mant & 0x400u) == 0) {
-      mant <<= 1;
-      --e;
-    }
-    bits = sign | (uint32_t(e) << 23) | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
+// double -> fp16 by bits, like float_to_fp16 below: one rounding, no library calls.
 uint16_t double_to_fp16(double d) {
-  uint64_t bits;
-  std::memcpy(&bits, &d, sizeof bits);
-  const uint16_t sign = static_cast<uint16_t>((bits >> 48) & 0x8000u);
-  const double a = std::fabs(d);
-  if (std::isnan(d)) {
-    const uint16_t payload = static_cast<uint16_t>((bits >> 42) & 0x3ffu);
-    return sign | 0x7e00u | payload;
+  uint64_t x;
+  std::memcpy(&x, &d, sizeof x);
+  const uint16_t sign = static_cast<uint16_t>((x >> 48) & 0x8000u);
+  const uint64_t ax = x & 0x7fffffffffffffffull;
+  if (ax >= 0x7ff0000000000000ull) {  // Inf or NaN
+    if (ax == 0x7ff0000000000000ull) return sign | 0x7c00u;
+    return sign | 0x7e00u | static_cast<uint16_t>((ax >> 42) & 0x3ffu);
   }
-  if (a >= 65520.0) return sign | 0x7c00u;  // rounds past 65504: Inf (also Inf itself)
-  if (a < 0x1p-14) {
-    // Subnormal range: value / 2^-24 rounded to an integer, ties to even.
-    const double q = a * 0x1p24;
-    double r = std::nearbyint(q);  // default rounding mode: nearest, ties to even
-    return sign | static_cast<uint16_t>(r);  // r == 1024 lands exactly on the first normal
+  if (ax >= 0x40effe0000000000ull) return sign | 0x7c00u;  // >= 65520 rounds past 65504
+  const uint64_t e = ax >> 52;
+  uint64_t r, rem, half;
+  if (e < 1009) {              // below 2^-14: fp16 subnormal or zero
+    if (e < 998) return sign;  // below 2^-25: rounds to zero
+    const uint64_t mant = (ax & 0xfffffffffffffull) | (1ull << 52);
+    const uint64_t shift = 1051 - e;  // 43 .. 53
+    r = mant >> shift;
+    rem = mant & ((1ull << shift) - 1);
+    half = 1ull << (shift - 1);
+  } else {
+    r = ((e - 1008) << 10) | ((ax & 0xfffffffffffffull) >> 42);
+    rem = ax & ((1ull << 42) - 1);
+    half = 1ull << 41;
   }
-  int e;
-  const double m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-  // 11 significant bits: scale so the significand is an integer in [1024, 2048).
-  double sig = std::nearbyint(std::ldexp(m, 11));
-  int exp = e - 1;  // a in [2^exp, 2^(exp+1))
-  if (sig >= 2048.0) {
-    sig /= 2;
-    ++exp;
-  }
-  if (exp > 15) return sign | 0x7c00u;
-  return sign | static_cast<uint16_t>(((exp + 15) << 10) | (static_cast<uint32_t>(sig) & 0x3ffu));
+  if (rem > half || (rem == half && (r & 1))) ++r;  // a carry moves into the exponent correctly
+  return sign | static_cast<uint16_t>(r);
 }
 
-// Bit-level version for the simulator's hot paths; tests check it against
-// double_to_fp16 (a separate, arithmetic implementation) on every class of input.
+// tests/core_test.cpp checks both encoders against an arithmetic reference
+// (frexp / nearbyint) on every class of input.
 uint16_t float_to_fp16(float f) {
   uint32_t x;
   std::memcpy(&x, &f, sizeof x);

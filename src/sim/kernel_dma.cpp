@@ -43,7 +43,7 @@ Status conv_weights(const Lanes& lanes, const RegisterImage& regs, const TaskPla
                     float* bias, uint64_t& subnormals, std::vector<std::string>& notes, uint32_t task) {
   const bool ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
   auto weight = [&](const uint8_t* lane, uint64_t index) {
-    return half_to_float(load_fp16_bits(load_u16(lane + 2 * index), ftz, subnormals));
+    return fp16_to_float(load_fp16_bits(load_u16(lane + 2 * index), ftz, subnormals));
   };
   const uint64_t cin = p.cin;
   if (p.ocg == 0) {

@@ -37,21 +37,21 @@ namespace ane::sim::detail {
 
 double lut_linear(const std::array<uint16_t, kLutSlots>& t, double x) {
   if (std::isnan(x)) return x;
-  const double lo = half_to_float(t[2]), hi = half_to_float(t[3]);
-  const double first = half_to_float(t[kLutFirstNode]);
-  const double last = half_to_float(t[kLutFirstNode + kLutNodes - 1]);
+  const double lo = fp16_to_float(t[2]), hi = fp16_to_float(t[3]);
+  const double first = fp16_to_float(t[kLutFirstNode]);
+  const double last = fp16_to_float(t[kLutFirstNode + kLutNodes - 1]);
   const double x_last = kLutX0 + kLutStep * (kLutNodes - 1);
   double y;
   if (x < kLutX0) {
-    y = std::isinf(x) ? lo : first + half_to_float(t[37]) * (x - kLutX0);
+    y = std::isinf(x) ? lo : first + fp16_to_float(t[37]) * (x - kLutX0);
   } else if (x > x_last) {
-    y = std::isinf(x) ? hi : last + half_to_float(t[39]) * (x - x_last);
+    y = std::isinf(x) ? hi : last + fp16_to_float(t[39]) * (x - x_last);
   } else {
     const double p = (x - kLutX0) / kLutStep;  // exact: the step is a power of two
     int i = static_cast<int>(std::floor(p));
     if (i >= kLutNodes - 1) i = kLutNodes - 2;
     const double frac = p - i;
-    const double a = half_to_float(t[kLutFirstNode + i]), b = half_to_float(t[kLutFirstNode + i + 1]);
+    const double a = fp16_to_float(t[kLutFirstNode + i]), b = fp16_to_float(t[kLutFirstNode + i + 1]);
     y = a + frac * (b - a);
   }
   return std::fmin(std::fmax(y, lo), hi);

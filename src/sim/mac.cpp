@@ -41,7 +41,7 @@ constexpr uint64_t kCols = 8;
 
 template <typename Acc, bool kRound>
 inline Acc product(float w, float x) {
-  if constexpr (kRound) return Acc(half_to_float(float_to_fp16(w * x)));
+  if constexpr (kRound) return Acc(fp16_to_float(float_to_fp16(w * x)));
   return Acc(w * x);  // the fp32 product of two fp16 values is exact
 }
 

@@ -51,7 +51,7 @@ Status post_stage(Values& v, const TaskPlan& p, const float* bias_after_round, u
                   const LutTable* lut, bool lut_is_sigmoid, const Options& opts, Workspace& ws, uint32_t task,
                   std::vector<std::string>& notes) {
   const bool unit = p.post_scale == TaskPlan::kFp16OneBits;
-  const double s = half_to_float(p.post_scale);
+  const double s = fp16_to_float(p.post_scale);
   const bool wide_needed = bias_after_round || p.nonlinear == 2 || (!unit && !scale_exact_in_fp32);
   if (wide_needed) {
     if (Status st = widen(v, ws, task); !st) return st;
@@ -61,7 +61,7 @@ Status post_stage(Values& v, const TaskPlan& p, const float* bias_after_round, u
     for (uint32_t oc = 0; oc < p.cout; ++oc) {
       double* row = v.d->data() + oc * hw;
       const double b = bias_after_round[oc];
-      for (uint64_t i = 0; i < hw; ++i) row[i] = half_to_float(double_to_half(row[i])) + b;
+      for (uint64_t i = 0; i < hw; ++i) row[i] = fp16_to_float(double_to_fp16(row[i])) + b;
     }
   }
   if (v.wide) {

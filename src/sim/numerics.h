@@ -18,37 +18,6 @@ inline void store_u16(uint8_t* p, uint16_t v) {
   p[1] = static_cast<uint8_t>(v >> 8);
 }
 
-inline float bits_to_float(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-
-// fp16 -> fp32, exact for every input (the same values as ane::fp16_to_float),
-// branch-free so that row conversions vectorise.
-inline float half_to_float(uint16_t h) {
-  const uint32_t mag = uint32_t{h & 0x7fffu} << 13;
-  const uint32_t exp = mag & 0x0f800000u;
-  uint32_t o = mag + ((127u - 15u) << 23);
-  float f;
-  if (exp == 0x0f800000u) {
-    o += (128u - 16u) << 23;  // Inf/NaN keep an all-ones exponent
-    f = bits_to_float(o);
-  } else if (exp == 0) {
-    // Zero or subnormal: renormalise through an exact fp32 subtraction.
-    f = bits_to_float(o + (1u << 23)) - bits_to_float(113u << 23);
-  } else {
-    f = bits_to_float(o);
-  }
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return bits_to_float(b | (uint32_t{h & 0x8000u} << 16));
-}
-
-// double -> fp16, RNE, the same results as ane::double_to_fp16 without its
-// library calls (the post stage and the planar engine round through it).
-uint16_t double_to_half(double d);
-
 // "acc=fp32": one numerics setting as the trace notes name it (options.cpp).
 std::string setting_note(const Numerics& n, std::string_view name);
 

@@ -36,7 +36,7 @@ void tile_dma_in(const std::vector<uint8_t>& mem, const TensorDma& t, float* out
         const bool is_sub = (v & 0x7c00u) == 0 && (v & 0x03ffu) != 0;
         sub += is_sub;
         if (ftz && is_sub) v &= 0x8000u;
-        o[w] = half_to_float(v);
+        o[w] = fp16_to_float(v);
       }
     }
   }
@@ -52,7 +52,7 @@ void OutputStats::add(uint16_t h) {
   }
   if (fp16_is_inf(h)) ++inf;
   if (fp16_is_subnormal(h)) ++subnormal;
-  const float f = half_to_float(h);
+  const float f = fp16_to_float(h);
   if (!any) {
     min = max = f;
     any = true;
@@ -77,7 +77,7 @@ inline uint16_t round_one(float v, const Numerics& n, RoundCounts& rc) {
   return finish_fp16(float_to_fp16(v), std::isinf(v), n, rc);
 }
 inline uint16_t round_one(double v, const Numerics& n, RoundCounts& rc) {
-  return finish_fp16(double_to_half(v), std::isinf(v), n, rc);
+  return finish_fp16(double_to_fp16(v), std::isinf(v), n, rc);
 }
 
 template <typename T>

@@ -1,5 +1,4 @@
 // hwx-dump: show everything inside an Apple Neural Engine .hwx program.
-#include <cctype>
 #include <cstdio>
 #include <set>
 #include <filesystem>
@@ -22,9 +21,7 @@ int fail(const std::string& path, const ane::Error& e) {
 // Symbol names come from the file: keep [A-Za-z0-9_.@-] and never let a name
 // climb out of the output directory.
 std::string safe_file_name(const std::string& symbol, size_t index) {
-  std::string out;
-  for (char c : symbol)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '@' || c == '.') ? c : '_';
+  std::string out = ane::sanitize_file_name(symbol);
   if (out.empty() || out.find_first_not_of('.') == std::string::npos || out.size() > 200)
     out = fmt::format("kernel{}", index);
   return out;

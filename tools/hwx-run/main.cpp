@@ -1,6 +1,5 @@
 // hwx-run: execute an Apple Neural Engine .hwx program on the register-level
 // simulator and write its outputs as .npy files.
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -30,9 +29,7 @@ int fail(const std::string& where, const std::string& problem) {
 
 // Buffer names come from the file: keep [A-Za-z0-9_.@-], never a path.
 std::string safe_name(const std::string& name) {
-  std::string out;
-  for (char c : name)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '@' || c == '.') ? c : '_';
+  std::string out = ane::sanitize_file_name(name);
   return out.empty() ? "_" : out;
 }
 
