@@ -14,7 +14,6 @@ namespace {
 
 constexpr uint64_t kPage = 0x4000;
 constexpr uint64_t kBaseAddress = 0x30000000;
-constexpr uint32_t kTaskStride = 0x300;
 constexpr uint32_t kProgramStateWords = 0x214;
 constexpr uint32_t kProgramNameOffset = 0x860;
 constexpr uint32_t kBufferStateWords = 0x1e;
@@ -22,7 +21,6 @@ constexpr uint32_t kBufferNamesOffset = 0x88;
 constexpr uint32_t kFloat16TypeCode = 5;  // type stab t5 = float16
 constexpr uint32_t kRelocationInfo = 0x05000002;  // symbolnum 2 (__const), pcrel, length 2
 
-uint64_t roundup(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // NUL-terminated strings, zero padded so that a command whose fixed part is
 // `fixed` bytes ends on a multiple of 8.

@@ -8,12 +8,9 @@
 #include <fmt/format.h>
 
 #include "ane/fp16.h"
+#include "plan.h"
 
 namespace ane::compiler {
-
-namespace {
-uint64_t roundup(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-}  // namespace
 
 Expected<std::vector<uint16_t>> WeightFiles::read(const SourceRef& index_ref, const SourceRef& offset_ref,
                                                   const WeightRef& w, uint64_t count, const char* what) {

@@ -10,12 +10,10 @@ namespace ane::compiler {
 
 namespace {
 
-constexpr uint32_t kTaskStride = 0x300;  // v4.2.1 places task i at __text + i * 0x300
 constexpr uint32_t kFp16One = 0x3c00;
 constexpr uint32_t kFp32One = 0x3f800000;
 constexpr uint32_t kFmtFp16 = 2;  // ChCfg / KernelCfg format code of fp16
 
-uint64_t roundup(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // Number of neural-engine cores a task spreads over: 1 + ceil(log2(lanes)).
 uint32_t engines_for(uint32_t channels) {

@@ -1,0 +1,317 @@
+// Network -> Plan, part 2: one rule per layer type. Each checks that the
+// unit lies inside what Apple-compiled files pin down (docs/compiler.md),
+// creates the unit's result tensor and appends its task(s).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "planner.h"
+
+namespace ane::compiler {
+
+Status Planner::plan_unit(const Layer& l) {
+  UnitLowering ul{l.name, l.type, "", {}, {}};
+  Status st = Ok{};
+  if (l.type == "Conv") {
+    const Layer* goc = fused_.count(l.name) ? fused_.at(l.name) : nullptr;
+    st = plan_conv(l, goc, ul);
+  } else if (l.type == "GOC") {
+    st = fail(l.at("Bottom"),
+              "unsupported: a GOC is only known fused into the Conv it directly follows (with BiasScaleGroupData, "
+              "and that Conv feeding nothing else)");
+    const auto& g = std::get<GocParams>(l.params);
+    if (!g.bias)
+      st = fail(l.at(g.bias_scalar ? "Params.BiasScalar" : "Params.ScaleScalar"),
+                "unsupported: the scalar GOC form has no Apple-compiled sample");
+  } else if (l.type == "Neuron") {
+    st = plan_neuron(l, ul);
+  } else if (l.type == "Concat") {
+    st = plan_concat(l, ul);
+  } else if (l.type == "Reshape") {
+    st = plan_reshape(l, ul);
+  } else if (l.type == "ScaledElementWise" || l.type == "ElementWise") {
+    st = plan_elementwise(l, ul);
+  } else {
+    st = fail(l.at("Type"), fmt::format("unsupported layer type '{}' (supported: Conv, GOC fused into a Conv, "
+                                        "Neuron, Concat, Reshape, ScaledElementWise, ElementWise)",
+                                        l.type));
+  }
+  if (!st) return st;
+  plan_.lowering.push_back(std::move(ul));
+  return Ok{};
+}
+
+Expected<int> Planner::single_source(const Layer& l) {
+  if (l.bottoms.size() != 1)
+    return fail(l.at("Bottom"), fmt::format("{} reads one tensor, Bottom names {}", l.type, l.bottoms.size()));
+  auto it = tensor_of_.find(l.bottoms[0]);
+  if (it == tensor_of_.end())  // a fused Conv's own result is not materialised
+    return fail(l.at("Bottom"), fmt::format("'{}' has no tensor of its own", l.bottoms[0]));
+  return it->second;
+}
+
+Status Planner::check_channels(const Layer& l, uint32_t c) {
+  if (l.output_channels && *l.output_channels != c)
+    return fail(l.at("OutputChannels"),
+                fmt::format("{} disagrees with the {} channels this {} produces", *l.output_channels, c, l.type));
+  return Ok{};
+}
+
+uint32_t Planner::add_task(TaskPlan t, UnitLowering& ul) {
+  plan_.tasks.push_back(std::move(t));
+  const auto index = static_cast<uint32_t>(plan_.tasks.size() - 1);
+  ul.tasks.push_back(index);
+  return index;
+}
+
+Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
+  const auto& p = std::get<ConvParams>(l.params);
+  auto src = single_source(l);
+  if (!src) return src.error();
+  if (p.kernel_width != 1 || p.kernel_height != 1)
+    return fail(l.at(p.kernel_width != 1 ? "Params.KernelWidth" : "Params.KernelHeight"),
+                fmt::format("unsupported kernel {}x{} (only 1x1 kernels are known)", p.kernel_width, p.kernel_height));
+  if (p.kernel_depth != 1)
+    return fail(l.at("Params.KernelDepth"), fmt::format("unsupported kernel depth {}", p.kernel_depth));
+  if (p.step_x != 1 || p.step_y != 1)
+    return fail(l.at("Params.Step"),
+                fmt::format("unsupported step [{}, {}] (only stride 1 is known)", p.step_x, p.step_y));
+  for (auto [key, v] : {std::pair{"Params.PadTop", p.pad_top},
+                        {"Params.PadBot", p.pad_bottom},
+                        {"Params.PadLeft", p.pad_left},
+                        {"Params.PadRight", p.pad_right}})
+    if (v != 0) return fail(l.at(key), fmt::format("unsupported padding {} (only unpadded convolutions are known)", v));
+  if (p.kernel_mode != "Dense")
+    return fail(l.at("Params.KernelMode"), fmt::format("unsupported kernel mode '{}' (only Dense)", p.kernel_mode));
+  if (p.kernel_group_reuse) return fail(l.at("Params.KernelGroupReuse"), "unsupported: true (only false is known)");
+  if (p.kernel.type != ElementType::Float16 && p.kernel.type != ElementType::Float32)
+    return fail(l.at("Params.KernelType"), fmt::format("unsupported kernel type {} (Float16 and Float32 are known)",
+                                                       element_type_plist_name(p.kernel.type)));
+  if (!l.output_channels) return fail(l.at("OutputChannels"), "missing (required for a Conv)");
+  const Tensor in = plan_.tensors[*src];
+  const uint32_t cin = in.c, cout = *l.output_channels;
+  if (cout > 16 && (cout % 16 != 0 || (cout / 16 & (cout / 16 - 1)) != 0 || cout / 16 > 128))
+    return fail(
+        l.at("OutputChannels"),
+        fmt::format("unsupported: {} output channels (known: up to 16, or 16 x a power of two up to 2048)", cout));
+
+  TaskPlan t;
+  t.kind = TaskKind::Conv;
+  t.unit = l.name;
+  t.src = *src;
+  t.cin = cin;
+  t.cout = cout;
+  auto weights =
+      weights_.read(l.at("Params.KernelIndex"), l.at("Params.KernelOffset"), p.kernel, uint64_t{cout} * cin, "kernel");
+  if (!weights) return weights.error();
+  std::vector<uint16_t> bias;
+  if (goc) {
+    const auto& g = std::get<GocParams>(goc->params);
+    if (g.bias_count != cout)
+      return fail(goc->at("Params.BiasScaleGroupData.BiasCount"),
+                  fmt::format("{} biases for the {} output channels of '{}'", g.bias_count, cout, l.name));
+    if (g.bias->type != ElementType::Float16 && g.bias->type != ElementType::Float32)
+      return fail(goc->at("Params.BiasScaleGroupData.BiasType"),
+                  fmt::format("unsupported bias type {}", element_type_plist_name(g.bias->type)));
+    if (g.bias_scalar || g.scale_scalar)
+      return fail(goc->at(g.bias_scalar ? "Params.BiasScalar" : "Params.ScaleScalar"),
+                  "unsupported: scalar bias/scale together with BiasScaleGroupData");
+    if (cout > 16)
+      return fail(goc->at("Params.BiasScaleGroupData"),
+                  fmt::format("unsupported: bias with {} output channels (the bias layout of multi-channel kernel "
+                              "lanes is not known)",
+                              cout));
+    auto b = weights_.read(goc->at("Params.BiasScaleGroupData.BiasIndex"),
+                           goc->at("Params.BiasScaleGroupData.BiasOffset"), *g.bias, cout, "bias");
+    if (!b) return b.error();
+    bias = std::move(b).value();
+    if (auto c = check_channels(*goc, cout); !c) return c;
+    t.bias = true;
+  }
+  auto layout = layout_conv_kernel(*weights, bias, cin, cout, opts_.assume_ocg_layout);
+  if (!layout) return fail(l.at("OutputChannels"), layout.error().message);
+  t.kernel = std::move(layout->bytes);
+  t.lane_offsets = std::move(layout->lane_offsets);
+  t.lane_sizes = std::move(layout->lane_sizes);
+  t.ocg_size = layout->ocg_size;
+
+  const Layer& result_unit = goc ? *goc : l;
+  auto dst = result_tensor(result_unit, cout, in.h, in.w);
+  if (!dst) return dst.error();
+  if (goc) tensor_of_[l.name] = *dst;  // nothing else reads the fused Conv
+  t.dst = *dst;
+
+  ul.rule = fmt::format("1x1 convolution on the neural engine, {} -> {} channels, {} kernel lane{} of {:#x} bytes", cin,
+                        cout, t.lane_sizes.size(), t.lane_sizes.size() == 1 ? "" : "s", t.lane_sizes[0]);
+  if (goc) {
+    ul.rule += fmt::format(", with the per-channel bias of GOC '{}' fused in", goc->name);
+    UnitLowering fused{
+        goc->name, goc->type, fmt::format("fused into Conv '{}' (bias in its kernel lanes)", l.name), {}, {}};
+    pending_fused_ = std::move(fused);
+  }
+  for (auto& n : layout->notes) ul.notes.push_back(std::move(n));
+  if (cout >= 4 && cout <= 15)
+    ul.notes.push_back("ENE = 1 + ceil(log2(lanes)) for 4..15 output channels is inferred (no sample)");
+  if (p.kernel.type == ElementType::Float32) ul.notes.push_back("Float32 weights rounded to fp16, nearest-even");
+  add_task(std::move(t), ul);
+  if (pending_fused_) {
+    plan_.lowering.push_back(std::move(ul));
+    ul = std::move(*pending_fused_);
+    pending_fused_.reset();
+  }
+  return Ok{};
+}
+
+Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
+  const auto& p = std::get<NeuronParams>(l.params);
+  auto src = single_source(l);
+  if (!src) return src.error();
+  TaskPlan t;
+  t.kind = TaskKind::Pass;
+  t.unit = l.name;
+  t.src = *src;
+  if (p.type == "ReLU") {
+    t.nonlinear = 1;
+    ul.rule = "ReLU: neural-engine pass-through with NonlinearMode 1";
+  } else if (p.type == "Sigmoid") {
+    t.nonlinear = 2;
+    const auto table = sigmoid_table();
+    t.kernel.assign(table.begin(), table.end());
+    t.lane_offsets = {0};
+    t.lane_sizes = {table.size()};
+    t.kernel_is_table = true;
+    ul.rule = "Sigmoid: neural-engine pass-through with NonlinearMode 2 and Apple's lookup table in kernel lane 0";
+  } else {
+    return fail(l.at("Params.Type"), fmt::format("unsupported neuron type '{}' (known: ReLU, Sigmoid)", p.type));
+  }
+  const Tensor in = plan_.tensors[*src];
+  if (auto c = check_channels(l, in.c); !c) return c;
+  auto dst = result_tensor(l, in.c, in.h, in.w);
+  if (!dst) return dst.error();
+  t.dst = *dst;
+  add_pass_notes(plan_.tensors[*dst], ul);
+  add_task(std::move(t), ul);
+  return Ok{};
+}
+
+void Planner::add_pass_notes(const Tensor& t, UnitLowering& ul) {
+  if (t.w > 16 && t.w < 77)
+    ul.notes.push_back(
+        fmt::format("Common.Cfg.ShMin = 0 for width {} follows the 'width <= 16' rule; samples "
+                    "only pin widths 1, 16 and 77",
+                    t.w));
+}
+
+Status Planner::plan_concat(const Layer& l, UnitLowering& ul) {
+  const auto& p = std::get<ConcatParams>(l.params);
+  if (p.dimension != "Channel")
+    return fail(l.at("Params.Dimension"), fmt::format("unsupported dimension '{}' (only Channel)", p.dimension));
+  std::vector<int> srcs;
+  uint32_t c = 0;
+  for (const auto& b : l.bottoms) {
+    auto it = tensor_of_.find(b);
+    if (it == tensor_of_.end()) return fail(l.at("Bottom"), fmt::format("'{}' has no tensor of its own", b));
+    const Tensor& s = plan_.tensors[it->second];
+    const Tensor& first = plan_.tensors[srcs.empty() ? it->second : srcs[0]];
+    if (s.w != first.w || s.h != first.h)
+      return fail(l.at("Bottom"), fmt::format("'{}' is {}x{} but '{}' is {}x{}: channel concat needs equal H and W", b,
+                                              s.h, s.w, l.bottoms[0], first.h, first.w));
+    srcs.push_back(it->second);
+    c += s.c;
+  }
+  if (c > 0x1ffff) return fail(l.at("Bottom"), fmt::format("{} channels exceed the 17-bit channel fields", c));
+  if (auto st = check_channels(l, c); !st) return st;
+  const Tensor& first = plan_.tensors[srcs[0]];
+  auto dst = result_tensor(l, c, first.h, first.w);
+  if (!dst) return dst.error();
+  uint32_t offset = 0;
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    TaskPlan t;
+    t.kind = TaskKind::Pass;
+    t.unit = l.name;
+    t.src = srcs[i];
+    t.dst = *dst;
+    t.dst_channel_offset = offset;
+    t.compiler_copy = true;
+    t.concat_last_piece = i + 1 == srcs.size();
+    offset += plan_.tensors[srcs[i]].c;
+    add_task(std::move(t), ul);
+  }
+  ul.rule = fmt::format("channel concat: one neural-engine copy task per Bottom ({}), each at its channel offset",
+                        srcs.size());
+  add_pass_notes(plan_.tensors[*dst], ul);
+  return Ok{};
+}
+
+Status Planner::plan_reshape(const Layer& l, UnitLowering& ul) {
+  const auto& p = std::get<ReshapeParams>(l.params);
+  auto src = single_source(l);
+  if (!src) return src.error();
+  const Tensor in = plan_.tensors[*src];
+  if (p.batch != 1 || p.depth != 1 || p.channels != in.c || p.height != in.h || p.width != in.w)
+    return fail(l.at("Params.ReshapedChannel"),
+                fmt::format("unsupported reshape of {}x{}x{} (C x H x W) to {}x{}x{} (batch {}, depth {}): only a "
+                            "reshape that keeps the shape is known",
+                            in.c, in.h, in.w, p.channels, p.height, p.width, p.batch, p.depth));
+  if (auto c = check_channels(l, in.c); !c) return c;
+  auto dst = result_tensor(l, in.c, in.h, in.w);
+  if (!dst) return dst.error();
+  TaskPlan t;
+  t.kind = TaskKind::Pass;
+  t.unit = l.name;
+  t.src = *src;
+  t.dst = *dst;
+  t.compiler_copy = true;
+  ul.rule = "reshape that keeps the shape: one neural-engine copy task";
+  add_pass_notes(plan_.tensors[*dst], ul);
+  add_task(std::move(t), ul);
+  return Ok{};
+}
+
+Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
+  const auto& p = std::get<ElementWiseParams>(l.params);
+  TaskPlan t;
+  t.unit = l.name;
+  if (p.op == "Add") {
+    t.kind = TaskKind::PlanarAdd;
+  } else if (p.op == "Mul") {
+    t.kind = TaskKind::PlanarMul;
+    ul.notes.push_back("Mul = PE.Cfg.OpMode 1 is taken from later compilers' multiply programs");
+  } else {
+    return fail(l.at("Params.Type"), fmt::format("unsupported element-wise operation '{}' (known: Add, Mul)", p.op));
+  }
+  if (l.bottoms.size() != 2)
+    return fail(l.at("Bottom"), fmt::format("{} needs exactly two inputs, Bottom names {}", l.type, l.bottoms.size()));
+  int srcs[2];
+  for (int i = 0; i < 2; ++i) {
+    auto it = tensor_of_.find(l.bottoms[i]);
+    if (it == tensor_of_.end()) return fail(l.at("Bottom"), fmt::format("'{}' has no tensor of its own", l.bottoms[i]));
+    srcs[i] = it->second;
+  }
+  const Tensor& a = plan_.tensors[srcs[0]];
+  const Tensor& b = plan_.tensors[srcs[1]];
+  if (a.c != b.c || a.h != b.h || a.w != b.w)
+    return fail(l.at("Bottom"),
+                fmt::format("unsupported: operands of different shapes ({}x{}x{} and {}x{}x{}, C x H x W); "
+                            "broadcasting is not known",
+                            a.c, a.h, a.w, b.c, b.h, b.w));
+  t.src = srcs[0];
+  t.src2 = srcs[1];
+  t.scale = p.scale;
+  if (p.has_scale && p.scale != kFp16OneBits)
+    ul.notes.push_back(
+        "Scale goes to PE.BiasScale.Scale (bits 16-31 of 0x8804); which PE word carries it is "
+        "inferred");
+  if (auto c = check_channels(l, a.c); !c) return c;
+  auto dst = result_tensor(l, a.c, a.h, a.w);
+  if (!dst) return dst.error();
+  t.dst = *dst;
+  ul.rule = fmt::format("element-wise {} on the planar engine (first source '{}', second '{}')", p.op, l.bottoms[0],
+                        l.bottoms[1]);
+  if (l.type == "ElementWise")
+    ul.notes.push_back("ElementWise is lowered like ScaledElementWise with Scale 1.0 (no sample of its own)");
+  add_task(std::move(t), ul);
+  return Ok{};
+}
+
+}  // namespace ane::compiler
