@@ -32,11 +32,14 @@ Status verify(const Network& net, const compiler::Plan& plan, const std::vector<
   if (!tasks) return make_error("written task chain does not decode: " + tasks.error().str());
   if (tasks->size() != images.size())
     return make_error(fmt::format("written file decodes to {} tasks, {} were compiled", tasks->size(), images.size()));
-  for (size_t i = 0; i < images.size(); ++i)
+  for (size_t i = 0; i < images.size(); ++i) {
+    if ((*tasks)[i].regs.header != images[i].header)
+      return make_error(fmt::format("task {} header reads back differently from what was compiled", i));
     for (const auto& [addr, value] : images[i].written_words())
-      if ((*tasks)[i].regs.word(addr) != value || (*tasks)[i].regs.header != images[i].header)
+      if ((*tasks)[i].regs.word(addr) != value)
         return make_error(fmt::format("task {} register {:#x} reads back as {:#x}, {:#x} was compiled", i, addr,
                                       (*tasks)[i].regs.word(addr), value));
+  }
   if (write_hwx(*file) != bytes) return make_error("written file does not round-trip through the reader");
   for (const auto* seg : file->segments())
     for (const auto& s : seg->sections)

@@ -38,12 +38,28 @@ struct Ctx {
   bool planar() const { return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul; }
 };
 
+// The fp16 tensor format of every DMA in the samples: FmtMode 1, Truncate 3,
+// MemFmt 2, Interleave 1 (0x01002031).
+void tensor_format(ImageWriter& w, const std::string& reg) {
+  w.set((reg + ".FmtMode").c_str(), 1);
+  w.set((reg + ".Truncate").c_str(), 3);
+  w.set((reg + ".MemFmt").c_str(), 2);
+  w.set((reg + ".Interleave").c_str(), 1);
+}
+
+// Words of a task in the v4.2.1 layout, minus 1 (0x9c): what NextSize holds.
+uint32_t task_words_minus_one() {
+  uint32_t words = kTaskHeaderBytes / 4;
+  for (const auto& s : default_stream_layout()) words += 1 + s.count;
+  return words - 1;
+}
+
 void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   const bool last = c.last();
   w.set("Header[0].TID", c.index);
   w.set("Header[0].LNID", last && c.plan.tasks.size() > 1);
   w.set("Header[0].EON", last);
-  w.set("Header[1].NextSize", last ? 0 : 0x274 / 4 - 1);
+  w.set("Header[1].NextSize", last ? 0 : task_words_minus_one());
   w.set("Header[2].LogEvents", last ? 0x422 : 0x400);
   w.set("Header[4].DebugLogEvents", (c.t.compiler_copy ? 0x68 : 0xfff868) + (last ? 2 : 0));
   for (const char* f : {"Header[6].SPL", "Header[6].TSR", "Header[6].TSE", "Header[6].SrcLoc", "Header[6].DstLoc"})
@@ -141,10 +157,7 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels) {
   w.dma("TileDMASrc.RowStride.Stride", s.row_stride);
   w.dma("TileDMASrc.PlaneStride.PlaneStride", s.plane_stride);
   w.dma("TileDMASrc.DepthStride.Stride", uint64_t{channels} * s.plane_stride);
-  w.set("TileDMASrc.Fmt.FmtMode", 1);
-  w.set("TileDMASrc.Fmt.Truncate", 3);
-  w.set("TileDMASrc.Fmt.MemFmt", 2);
-  w.set("TileDMASrc.Fmt.Interleave", 1);
+  tensor_format(w, "TileDMASrc.Fmt");
   if (c.planar()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     w.dma("TileDMASrc.Src2RowStride.Stride", b.row_stride);
@@ -246,10 +259,7 @@ void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels) {
   w.dma("TileDMADst.RowStride.RowStride", d.row_stride);
   w.dma("TileDMADst.PlaneStride.PlaneStride", d.plane_stride);
   w.dma("TileDMADst.DepthStride.DepthStride", uint64_t{depth_channels} * d.plane_stride);
-  w.set("TileDMADst.Fmt.FmtMode", 1);
-  w.set("TileDMADst.Fmt.Truncate", 3);
-  w.set("TileDMADst.Fmt.MemFmt", 2);
-  w.set("TileDMADst.Fmt.Interleave", 1);
+  tensor_format(w, "TileDMADst.Fmt");
   if (!c.planar()) {
     w.set("TileDMADst.Fmt.ZeroPadLast", 1);
     w.set("TileDMADst.Fmt.ZeroPadFirst", 1);

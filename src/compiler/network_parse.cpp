@@ -163,14 +163,22 @@ class Parser {
     ANE_CHECK(r.u32("InputWidth", t.width, true, 1, 0x7fff));
     ANE_CHECK(r.u32("BatchSize", t.batch, false, 1, 0xffff));
     ANE_CHECK(r.u32("InputDepth", t.depth, false, 1, 0xffff));
-    ANE_CHECK(r.u32("InputInterleave", t.interleave, false, 1, 15));
-    ANE_ASSIGN(type, r.element_type("InputType", ElementType::Float16));
-    t.type = type;
-    ANE_CHECK(r.u64("InputRowStride", t.row_stride));
-    ANE_CHECK(r.u64("InputPlaneStride", t.plane_stride));
-    ANE_CHECK(r.u64("InputBatchStride", t.batch_stride));
-    ANE_CHECK(r.u64("InputDepthStride", t.depth_stride));
+    ANE_CHECK(read_layout(r, "Input", t));
     return t;
+  }
+
+  // <prefix>Type, Interleave and the four strides: the keys inputs and
+  // outputs share, spelled InputRowStride / OutputRowStride and so on.
+  static Status read_layout(const DictReader& r, const std::string& prefix, TensorSpec& t) {
+    auto type = r.element_type(prefix + "Type", ElementType::Float16);
+    if (!type) return type.error();
+    t.type = *type;
+    ANE_CHECK(r.u32(prefix + "Interleave", t.interleave, false, 1, 15));
+    ANE_CHECK(r.u64(prefix + "RowStride", t.row_stride));
+    ANE_CHECK(r.u64(prefix + "PlaneStride", t.plane_stride));
+    ANE_CHECK(r.u64(prefix + "BatchStride", t.batch_stride));
+    ANE_CHECK(r.u64(prefix + "DepthStride", t.depth_stride));
+    return Ok{};
   }
 
   Expected<TensorSpec> parse_output(const std::string& name, const Value& d) {
@@ -181,13 +189,7 @@ class Parser {
     r.collect_lines(t.key_lines);
     ANE_ASSIGN(bottom, r.string("Bottom", true));
     t.bottom = *bottom;
-    ANE_ASSIGN(type, r.element_type("OutputType", ElementType::Float16));
-    t.type = type;
-    ANE_CHECK(r.u32("OutputInterleave", t.interleave, false, 1, 15));
-    ANE_CHECK(r.u64("OutputRowStride", t.row_stride));
-    ANE_CHECK(r.u64("OutputPlaneStride", t.plane_stride));
-    ANE_CHECK(r.u64("OutputBatchStride", t.batch_stride));
-    ANE_CHECK(r.u64("OutputDepthStride", t.depth_stride));
+    ANE_CHECK(read_layout(r, "Output", t));
     return t;
   }
 

@@ -38,6 +38,12 @@ Status Planner::plan_unit(const Layer& l) {
   }
   if (!st) return st;
   plan_.lowering.push_back(std::move(ul));
+  // A GOC fused into this Conv has no task of its own; --explain still lists it.
+  if (l.type == "Conv" && fused_.count(l.name)) {
+    const Layer* goc = fused_.at(l.name);
+    plan_.lowering.push_back(
+        {goc->name, goc->type, fmt::format("fused into Conv '{}' (bias in its kernel lanes)", l.name), {}, {}});
+  }
   return Ok{};
 }
 
@@ -145,20 +151,12 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
                         cout, t.lane_sizes.size(), t.lane_sizes.size() == 1 ? "" : "s", t.lane_sizes[0]);
   if (goc) {
     ul.rule += fmt::format(", with the per-channel bias of GOC '{}' fused in", goc->name);
-    UnitLowering fused{
-        goc->name, goc->type, fmt::format("fused into Conv '{}' (bias in its kernel lanes)", l.name), {}, {}};
-    pending_fused_ = std::move(fused);
   }
   for (auto& n : layout->notes) ul.notes.push_back(std::move(n));
   if (cout >= 4 && cout <= 15)
     ul.notes.push_back("ENE = 1 + ceil(log2(lanes)) for 4..15 output channels is inferred (no sample)");
   if (p.kernel.type == ElementType::Float32) ul.notes.push_back("Float32 weights rounded to fp16, nearest-even");
   add_task(std::move(t), ul);
-  if (pending_fused_) {
-    plan_.lowering.push_back(std::move(ul));
-    ul = std::move(*pending_fused_);
-    pending_fused_.reset();
-  }
   return Ok{};
 }
 

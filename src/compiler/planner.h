@@ -67,7 +67,6 @@ class Planner {
   std::map<std::string, int> tensor_of_;       // unit or input name -> tensor index
   std::map<std::string, const Layer*> fused_;  // Conv name -> the GOC fused into it
   std::set<std::string> fused_goc_;            // GOCs that have no task of their own
-  std::optional<UnitLowering> pending_fused_;
 };
 
 }  // namespace ane::compiler
