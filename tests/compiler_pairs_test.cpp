@@ -75,7 +75,7 @@ TEST_P(Pair, ThroughTheCommandLineWithIdentFile) {
   // The output is a complete program for the foundation: it dumps and round-trips.
   auto p = open_program(out);
   ASSERT_TRUE(p) << p.error().str();
-  EXPECT_EQ(write_hwx(p->file), test::read_or_die(out));
+  EXPECT_EQ(write_hwx(*p->hwx), test::read_or_die(out));
   EXPECT_FALSE(dump_text(*p).empty());
   EXPECT_EQ(test::run_command(std::string(HWX_DUMP_EXE) + " '" + out + "' > /dev/null", nullptr), 0);
 }

@@ -275,7 +275,7 @@ TEST(CompilerRules, EveryExampleNetworkBuildsDumpsAndRoundTrips) {
     ASSERT_TRUE(p) << p.error().str();
     auto back = parse_program(p->bytes, "built");
     ASSERT_TRUE(back) << back.error().str();
-    EXPECT_EQ(write_hwx(back->file), p->bytes);
+    EXPECT_EQ(write_hwx(*back->hwx), p->bytes);
     EXPECT_FALSE(dump_json(*back).empty());
     ++count;
   }

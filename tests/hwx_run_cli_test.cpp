@@ -125,7 +125,8 @@ TEST(HwxRunCli, JsonSummary) {
   const json j = json::parse(r.out);
   EXPECT_EQ(j["file"], test::corpus_hwx_path("sum"));
   EXPECT_NE(std::find(j["options"].begin(), j["options"].end(), "acc=fp64"), j["options"].end());
-  EXPECT_NE(std::find(j["options"].begin(), j["options"].end(), "A1 pe-minmax"), j["options"].end());
+  EXPECT_EQ(std::find(j["options"].begin(), j["options"].end(), "A1 pe-minmax"), j["options"].end())
+      << "A1 is retired: accepted, but no longer an assumption";
   ASSERT_EQ(j["inputs"].size(), 2u);
   ASSERT_EQ(j["outputs"].size(), 1u);
   EXPECT_EQ(j["outputs"][0]["name"], "probs@output");

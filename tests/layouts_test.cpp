@@ -200,12 +200,12 @@ TEST(NewerLayouts, AssembledV9StyleFileReadsBack) {
   ASSERT_EQ(n.bytes.size(), 0xc000u);
   auto p = parse_program(n.bytes, "v9.hwx");
   ASSERT_TRUE(p.ok()) << p.error().str();
-  EXPECT_TRUE(write_hwx(p->file) == n.bytes);
+  EXPECT_TRUE(write_hwx(*p->hwx) == n.bytes);
 
   // Buffers: names from command 0x40, directions from the segments, slots
   // from the v7+ order (inputs first), descriptors matched across the
   // "probs" / "probs@output" spellings.
-  const auto bufs = p->file.buffers();
+  const auto bufs = p->hwx->buffers();
   ASSERT_EQ(bufs.size(), 2u);
   EXPECT_EQ(bufs[0].name, "in");
   EXPECT_EQ(bufs[0].direction, BufferDirection::Input);
@@ -221,7 +221,7 @@ TEST(NewerLayouts, AssembledV9StyleFileReadsBack) {
   ASSERT_TRUE(bufs[0].stab_shape.has_value());
   EXPECT_EQ(bufs[0].stab_shape->nchw[3], 32u);
 
-  const auto prog = p->file.program();
+  const auto prog = p->hwx->program();
   ASSERT_TRUE(prog.has_value());
   EXPECT_EQ(prog->count, 0x21au);
   EXPECT_EQ(prog->network_name, "net");

@@ -19,7 +19,7 @@ Bytes corpus(const std::string& name) { return test::read_or_die(test::corpus_hw
 // Parses (container + task chain) and expects an error at `offset` whose
 // message contains `what`.
 void expect_error(const Bytes& bytes, uint64_t offset, const std::string& what) {
-  auto p = parse_program(bytes, "x.hwx");
+  auto p = parse_program(bytes, "x.hwx", {.format = ContainerFormat::Hwx});
   ASSERT_FALSE(p.ok()) << "expected an error containing '" << what << "'";
   EXPECT_EQ(p.error().offset, offset) << p.error().str();
   EXPECT_NE(p.error().message.find(what), std::string::npos) << p.error().str();
@@ -225,10 +225,10 @@ TEST(Malformed, RandomMutationsNeverCrash) {
         }
       }
       if (rng() % 8 == 0) b.resize(rng() % b.size());
-      auto p = parse_program(b, name);
+      auto p = parse_program(b, name, {.format = ContainerFormat::Hwx});
       if (p.ok()) {
         ++parsed;
-        const Bytes out = write_hwx(p->file);
+        const Bytes out = write_hwx(*p->hwx);
         size_t first = 0;
         while (first < std::min(out.size(), b.size()) && out[first] == b[first]) ++first;
         EXPECT_TRUE(out == b) << name << " mutation " << iter << " did not round-trip: sizes " << out.size()

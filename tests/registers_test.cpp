@@ -242,7 +242,7 @@ TEST(Registers, UnnamedWordsFollowTheAddressScheme) {
   ASSERT_NE(scale, nullptr);
   EXPECT_EQ(scale->address, 0x8804u);
   EXPECT_EQ(scale->bit, 16);
-  EXPECT_EQ(scale->confidence, Confidence::Claimed);
+  EXPECT_EQ(scale->confidence, Confidence::Inferred);
   const FieldInfo* pre = db().find("PE.PreScale.PreScale");
   ASSERT_NE(pre, nullptr);
   EXPECT_EQ(pre->bit, 16);
@@ -252,18 +252,18 @@ TEST(Registers, UnnamedWordsFollowTheAddressScheme) {
     Confidence confidence;
   };
   for (const Expect& e : {
-           Expect{"PE.Cfg.OpMode", 0x8800, 2, 3, Confidence::Claimed},
+           Expect{"PE.Cfg.OpMode", 0x8800, 2, 3, Confidence::Inferred},
            Expect{"PE.Cfg.ReluEn", 0x8800, 5, 1, Confidence::Claimed},
            Expect{"PE.Cfg.FirstSrc", 0x8800, 16, 1, Confidence::Claimed},
-           Expect{"PE.Cfg.SecSrc", 0x8800, 18, 2, Confidence::Claimed},
-           Expect{"PE.BiasScale.Bias", 0x8804, 0, 16, Confidence::Claimed},
+           Expect{"PE.Cfg.SecSrc", 0x8800, 18, 2, Confidence::Inferred},
+           Expect{"PE.BiasScale.Bias", 0x8804, 0, 16, Confidence::Inferred},
            Expect{"PE.FinalScale.FinalScale", 0x880C, 0, 32, Confidence::Claimed},
            Expect{"Common.InDepth.Din", 0x4, 0, 16, Confidence::Claimed},
            Expect{"Common.OutDepth.Dout", 0x18, 0, 16, Confidence::Claimed},
            Expect{"Common.ChCfg.Src2InFmt", 0x8, 2, 2, Confidence::Inferred},
            Expect{"Common.Cfg.UnkBit0", 0x34, 0, 1, Confidence::Unknown},
-           Expect{"Common.Cfg.UnkBit5", 0x34, 5, 1, Confidence::Unknown},
-           Expect{"L2.SourceCfg.UnkBit24", 0x4804, 24, 1, Confidence::Unknown},
+           Expect{"Common.Cfg.TaskType", 0x34, 4, 3, Confidence::Inferred},
+           Expect{"L2.SourceCfg.Source2Type", 0x4804, 23, 2, Confidence::Inferred},
            Expect{"NE.MACCfg.UnkBit20", 0xC804, 20, 1, Confidence::Unknown},
            Expect{"TileDMASrc.Src2RowStride.Stride", 0x13820, 6, 26, Confidence::Inferred},
            Expect{"TileDMASrc.Src2Fmt.MemFmt", 0x1383C, 12, 2, Confidence::Inferred},

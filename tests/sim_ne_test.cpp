@@ -117,28 +117,36 @@ TEST(SimNe, SigmoidBetweenNodesFollowsTheLutOption) {
   EXPECT_TRUE(has_note(r.trace, "lut=ideal"));
 }
 
-TEST(SimNe, SigmoidBeyondTheNodesUsesSlopesAndClamps) {
-  // x = -9: slot4 + slope37 * (-1); x = -12: below slot 0 (-9.9375) -> 0; x = 12 -> 1.
+TEST(SimNe, SigmoidBeyondTheNodesUsesTheLinesAndTheRange) {
+  // x = -9: the left line slope37 * x + intercept38; x = -12: at or below
+  // slot 0 (-9.9375) -> slot 2 = 0; x = 12: at or above slot 1 -> slot 3 = 1.
   const auto& t = sim::sigmoid_lut();
   const auto r = run(test::pass_task(1, 1, 3, 2), 1, 1, 1, 3, {-9, -12, 12}, sigmoid_kernel());
   ASSERT_EQ(r.error, "");
-  EXPECT_EQ(r.bits[0], double_to_fp16(double(test::f32(t[4])) - test::f32(t[37])));
+  EXPECT_EQ(r.bits[0], double_to_fp16(double(test::f32(t[37])) * -9 + test::f32(t[38])));
   EXPECT_EQ(r.out[1], 0.0f);
   EXPECT_EQ(r.out[2], 1.0f);
 }
 
-TEST(SimNe, ATableThatIsNotSigmoidsNeedsA4) {
+TEST(SimNe, AnyTableIsReadByTheGeneralReading) {
+  // Another node value is just another table: node 6 (x = -5) now reads 0x1234.
   auto k = sigmoid_kernel();
   test::put16(k, 2 * 10, 0x1234);
-  auto r = run(test::pass_task(1, 1, 1, 2), 1, 1, 1, 1, {0}, k);
-  EXPECT_EQ(r.error, "unsupported: LUT[10]=0x1234 in task 0");
-  sim::Options o;
-  o.assume.lut_any = true;
-  r = run(test::pass_task(1, 1, 1, 2), 1, 1, 1, 1, {-5}, k, o);  // -5 is node 6: slot 10
+  auto r = run(test::pass_task(1, 1, 1, 2), 1, 1, 1, 1, {-5}, k);
   ASSERT_EQ(r.error, "");
   EXPECT_EQ(r.bits[0], 0x1234);
-  EXPECT_EQ(r.trace.op, "lut");
-  EXPECT_TRUE(has_note(r.trace, "A4 lut-any"));
+  EXPECT_EQ(r.trace.op, "table");
+  // Mode bits no table shows are refused by slot.
+  test::put16(k, 2 * 42, 0x0012);
+  r = run(test::pass_task(1, 1, 1, 2), 1, 1, 1, 1, {0}, k);
+  EXPECT_EQ(r.error, "unsupported: LUT[42]=0x0012 (mode bits) in task 0");
+  test::put16(k, 2 * 42, 0x0002);
+  r = run(test::pass_task(1, 1, 1, 2), 1, 1, 1, 1, {0}, k);
+  EXPECT_EQ(r.error, "unsupported: LUT[42]=0x0002 (transform) in task 0");
+  test::put16(k, 2 * 42, 0x0001);
+  test::put16(k, 2 * 50, 0x0001);
+  r = run(test::pass_task(1, 1, 1, 2), 1, 1, 1, 1, {0}, k);
+  EXPECT_EQ(r.error, "unsupported: LUT[50]=0x0001 (a slot no table uses) in task 0");
 }
 
 TEST(SimNe, TwoChannelConvolutionByHand) {

@@ -41,11 +41,14 @@ TEST(SimOptions, ParsesEverySettingAndAssumption) {
   EXPECT_EQ(o.numerics.overflow, sim::Numerics::Overflow::Saturate);
   EXPECT_EQ(o.numerics.subnormals, sim::Numerics::Subnormals::FlushToZero);
   EXPECT_EQ(o.numerics.lut, sim::Numerics::Lut::Ideal);
-  EXPECT_TRUE(o.assume.pe_minmax && o.assume.ocg_layout && o.assume.post_chain && o.assume.lut_any);
+  // A1 and A4 are retired (settled by evidence): accepted, no effect.
+  EXPECT_TRUE(o.assume.ocg_layout && o.assume.post_chain);
+  EXPECT_FALSE(o.assume.pe_minmax || o.assume.lut_any);
   ASSERT_TRUE(sim::apply_option(o, "strict").ok());
-  EXPECT_FALSE(o.assume.pe_minmax || o.assume.ocg_layout || o.assume.post_chain || o.assume.lut_any);
+  EXPECT_FALSE(o.assume.ocg_layout || o.assume.post_chain);
   ASSERT_TRUE(sim::apply_option(o, "all-assumptions").ok());
-  EXPECT_TRUE(o.assume.pe_minmax && o.assume.ocg_layout && o.assume.post_chain && o.assume.lut_any);
+  EXPECT_TRUE(o.assume.ocg_layout && o.assume.post_chain);
+  EXPECT_FALSE(sim::apply_option(o, "A5").ok());
 }
 
 TEST(SimOptions, DefaultsAreStrictAndDescribed) {
@@ -84,31 +87,37 @@ TEST(SimLut, TableIsBitIdenticalToSigmoidHwx) {
   ANE_REQUIRE_CORPUS();
   auto p = open_program(test::corpus_hwx_path("sigmoid"));
   ASSERT_TRUE(p.ok());
-  const auto* sec = p->file.find_section("__TEXT", "__const");
+  const auto* sec = p->hwx->find_section("__TEXT", "__const");
   ASSERT_NE(sec, nullptr);
-  const auto bytes = p->file.section_data(*sec);
+  const auto bytes = p->hwx->section_data(*sec);
   ASSERT_GE(bytes.size(), 128u);
   for (int i = 0; i < 64; ++i)
     EXPECT_EQ(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)), sim::sigmoid_lut()[i]) << "slot " << i;
 }
 
-TEST(SimLut, LinearReadingAtNodesBetweenThemAndBeyond) {
-  using sim::detail::lut_linear;
+TEST(SimLut, GeneralReadingOfTheSigmoidTable) {
   const auto& t = sim::sigmoid_lut();
-  for (int i = 0; i < 33; ++i) EXPECT_EQ(lut_linear(t, -8.0 + 0.5 * i), fp16_to_float(t[4 + i])) << i;
-  // Halfway between the nodes at 0 and 0.5: the mean of the two node values.
-  EXPECT_DOUBLE_EQ(lut_linear(t, 0.25), (double(fp16_to_float(t[20])) + fp16_to_float(t[21])) / 2);
-  // Beyond -8: slot 4 continued with the slope in slot 37, then the clamp in slot 2.
-  EXPECT_DOUBLE_EQ(lut_linear(t, -9.0), double(fp16_to_float(t[4])) - fp16_to_float(t[37]));
-  EXPECT_EQ(lut_linear(t, -12.0), 0.0);
-  EXPECT_EQ(lut_linear(t, 9.0), std::min(1.0, double(fp16_to_float(t[36])) + fp16_to_float(t[39])));
-  EXPECT_EQ(lut_linear(t, 20.0), 1.0);
-  EXPECT_EQ(lut_linear(t, INFINITY), 1.0);
-  EXPECT_EQ(lut_linear(t, -INFINITY), 0.0);
-  EXPECT_TRUE(std::isnan(lut_linear(t, NAN)));
-  EXPECT_TRUE(sim::detail::lut_at_node(3.0));
-  EXPECT_FALSE(sim::detail::lut_at_node(3.25));
-  EXPECT_FALSE(sim::detail::lut_at_node(9.0));
+  auto r = sim::detail::read_lut(t, 0);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  EXPECT_TRUE(r->is_sigmoid);
+  auto f = [&](double x) { return sim::detail::lut_eval(*r, x); };
+  auto v = [&](int slot) { return double(fp16_to_float(t[slot])); };
+  // Slot 41 = 1: step 1/2; slot 42 = 1: the grid is centred, node 16 at 0.
+  for (int i = 0; i < 33; ++i) EXPECT_EQ(f(-8.0 + 0.5 * i), v(4 + i)) << i;
+  EXPECT_DOUBLE_EQ(f(0.25), (v(20) + v(21)) / 2);  // halfway between two nodes
+  // Beyond the grid: y = slope x + intercept, slots 37/38 left, 39/40 right.
+  EXPECT_DOUBLE_EQ(f(-9.0), v(37) * -9.0 + v(38));
+  EXPECT_DOUBLE_EQ(f(8.25), v(39) * 8.25 + v(40));
+  // At or beyond the input range [slot 0, slot 1]: slot 2 below, slot 3 above.
+  EXPECT_EQ(f(-12.0), v(2));
+  EXPECT_EQ(f(v(0)), v(2));
+  EXPECT_EQ(f(9.0), v(3));
+  EXPECT_EQ(f(INFINITY), 1.0);
+  EXPECT_EQ(f(-INFINITY), 0.0);
+  EXPECT_EQ(f(NAN), 1.0);  // NaN reads as +inf (measured on M1)
+  EXPECT_TRUE(sim::detail::lut_at_node(*r, 3.0));
+  EXPECT_FALSE(sim::detail::lut_at_node(*r, 3.25));
+  EXPECT_FALSE(sim::detail::lut_at_node(*r, 9.0));
 }
 
 }  // namespace

@@ -66,20 +66,48 @@ TEST(SimPe, SecondSourceUsesItsOwnStrides) {
   EXPECT_EQ(test::tensor_values(*m.slot(4), 2, 2, 1), (std::vector<float>{11, 22, 33, 44}));
 }
 
-TEST(SimPe, MaxAndMinNeedA1) {
+TEST(SimPe, MaxAndMin) {
+  // OpMode 2 is eiln's max kernel, 3 mil-hwx-compiler's minimum record.
   auto r = run_pe(test::pe_task(1, 1, 2, 2), 1, 2, {1, 5}, {3, 2});
-  EXPECT_EQ(r.error, "unsupported: PE.Cfg.OpMode=2 in task 0");
-  sim::Options o;
-  o.assume.pe_minmax = true;
-  r = run_pe(test::pe_task(1, 1, 2, 2), 1, 2, {1, 5}, {3, 2}, o);
   ASSERT_EQ(r.error, "");
   EXPECT_EQ(r.out, (std::vector<float>{3, 5}));
   EXPECT_EQ(r.trace.op, "max");
-  EXPECT_EQ(r.trace.notes, (std::vector<std::string>{"A1 pe-minmax"}));
-  r = run_pe(test::pe_task(1, 1, 2, 3), 1, 2, {1, 5}, {3, 2}, o);
+  EXPECT_TRUE(r.trace.notes.empty());
+  r = run_pe(test::pe_task(1, 1, 2, 3), 1, 2, {1, 5}, {3, 2});
   EXPECT_EQ(r.out, (std::vector<float>{1, 2}));
-  r = run_pe(test::pe_task(1, 1, 2, 4), 1, 2, {1, 5}, {3, 2}, o);
+  r = run_pe(test::pe_task(1, 1, 2, 4), 1, 2, {1, 5}, {3, 2});
   EXPECT_EQ(r.error, "unsupported: PE.Cfg.OpMode=4 in task 0");
+}
+
+TEST(SimPe, ScalesSubtractionAndAbsoluteValue) {
+  // y = Scale * op(PreScale * a, +-b) + Bias: 0.5 * (2a + b) + 1 with a = 3, b = -4 -> 2.
+  RegisterImage t = test::pe_task(1, 1, 1, 0);
+  set(t, "PE.PreScale.PreScale", test::h16(2));
+  set(t, "PE.BiasScale.Scale", test::h16(0.5f));
+  set(t, "PE.BiasScale.Bias", test::h16(1));
+  auto r = run_pe(t, 1, 1, {3}, {-4});
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.out, (std::vector<float>{2}));
+  // SecSrc 3: a - b (eiln softmax subtracts the row maximum this way).
+  t = test::pe_task(1, 1, 2, 0);
+  set(t, "PE.Cfg.SecSrc", 3);
+  r = run_pe(t, 1, 2, {3, 1}, {5, -2});
+  EXPECT_EQ(r.out, (std::vector<float>{-2, 3}));
+  EXPECT_EQ(r.trace.op, "sub");
+  // One operand (TaskType 2, no second source): Scale * a + Bias; Cond: |a|.
+  t = test::pe_task(1, 1, 2, 0);
+  set(t, "Header[8].RBE1", 0);
+  set(t, "Common.Cfg.TaskType", 2);
+  set(t, "PE.Cfg.SecSrc", 0);
+  set(t, "PE.BiasScale.Bias", test::h16(0.5f));
+  r = run_pe(t, 1, 2, {3, -1}, {0, 0});
+  EXPECT_EQ(r.out, (std::vector<float>{3.5f, -0.5f}));
+  EXPECT_EQ(r.trace.op, "affine");
+  set(t, "PE.BiasScale.Bias", 0);
+  set(t, "PE.Cfg.Cond", 1);
+  r = run_pe(t, 1, 2, {3, -1}, {0, 0});
+  EXPECT_EQ(r.out, (std::vector<float>{3, 1}));
+  EXPECT_EQ(r.trace.op, "abs");
 }
 
 TEST(SimPe, NeRegistersAreIgnoredOnPeTasks) {

@@ -44,7 +44,7 @@ std::vector<float> run_one(const std::string& name, const std::vector<std::pair<
   EXPECT_TRUE(sim.ok()) << (sim.ok() ? "" : sim.error().str());
   if (!sim.ok()) return {};
   for (const auto& [buf, v] : in) {
-    const BufferInfo* b = nullptr;
+    const Buffer* b = nullptr;
     for (const auto& i : sim->inputs())
       if (i.name == buf) b = &i;
     EXPECT_NE(b, nullptr) << buf;
@@ -166,7 +166,7 @@ TEST(SimProgram, GemmWithUniformAndNonUniformWeights) {
   ANE_REQUIRE_CORPUS();
   Bytes bytes = test::read_or_die(test::corpus_hwx_path("gemm"));
   const Program orig = load("gemm");
-  const auto* konst = orig.file.find_section("__TEXT", "__const");
+  const auto* konst = orig.hwx->find_section("__TEXT", "__const");
   ASSERT_NE(konst, nullptr);
   for (uint64_t i = 0; i < konst->size; i += 2) put_u16(bytes, konst->offset + i, float_to_fp16(0.5f));
   auto p = parse_program(bytes, "gemm_nz");
@@ -202,9 +202,9 @@ TEST(SimProgram, BindsThroughTheFilesOwnSlotTable) {
   ANE_REQUIRE_CORPUS();
   Bytes bytes = test::read_or_die(test::corpus_hwx_path("sum"));
   const Program orig = load("sum");
-  const auto prog = orig.file.program();
+  const auto prog = orig.hwx->program();
   ASSERT_TRUE(prog.has_value());
-  const uint64_t table = orig.file.commands[prog->command_index].offset + 0x10;
+  const uint64_t table = orig.hwx->commands[prog->command_index].offset + 0x10;
   const uint64_t out = prog->slots[4], image2 = prog->slots[5], image = prog->slots[6];
   put_u64(bytes, table + 8 * 4, image2);
   put_u64(bytes, table + 8 * 5, image);
@@ -241,7 +241,7 @@ TEST(SimProgram, AZeroSlotIsUnbound) {
   ANE_REQUIRE_CORPUS();
   Bytes bytes = test::read_or_die(test::corpus_hwx_path("relu"));
   const Program orig = load("relu");
-  put_u64(bytes, orig.file.commands[orig.file.program()->command_index].offset + 0x10 + 8 * 5, 0);
+  put_u64(bytes, orig.hwx->commands[orig.hwx->program()->command_index].offset + 0x10 + 8 * 5, 0);
   auto p = parse_program(bytes, "relu-no-input-slot");
   ASSERT_TRUE(p.ok());
   auto sim = Simulator::create(*p);

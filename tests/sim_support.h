@@ -48,6 +48,10 @@ inline RegisterImage base_task(uint32_t cin, uint32_t cout, uint32_t h, uint32_t
     set(r, b + ".Fmt.MemFmt", 2);
     set(r, b + ".Fmt.Interleave", 1);
   }
+  // Operands and result through tile DMA, as every single-task sample has them.
+  set(r, "L2.SourceCfg.SourceType", 2);
+  set(r, "L2.ResultCfg.ResultType", 2);
+  set(r, "Header[8].ENE", 1);  // an NE task; pe_task clears it
   const uint64_t row = row_bytes(w), plane = row * h;
   set(r, "TileDMASrc.RowStride.Stride", static_cast<uint32_t>(row >> 6));
   set(r, "TileDMASrc.PlaneStride.PlaneStride", static_cast<uint32_t>(plane >> 6));
@@ -106,6 +110,9 @@ inline RegisterImage pe_task(uint32_t c, uint32_t h, uint32_t w, uint32_t op) {
   RegisterImage r = base_task(c, c, h, w);
   set(r, "Header[8].RBase1", 6);
   set(r, "Header[8].RBE1", 1);
+  set(r, "Header[8].ENE", 0);
+  set(r, "Common.Cfg.TaskType", 3);
+  set(r, "L2.SourceCfg.Source2Type", 2);
   set(r, "Common.ChCfg.Src2InFmt", 2);
   set(r, "PE.Cfg.SecSrc", 2);
   set(r, "PE.Cfg.OpMode", op);

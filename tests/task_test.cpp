@@ -58,8 +58,8 @@ TEST(Tasks, EncodeReproducesEveryCorpusTask) {
   for (const auto& name : test::corpus_hwx_names()) {
     SCOPED_TRACE(name);
     const Program p = open(name);
-    const auto* text = p.file.find_section("__TEXT", "__text");
-    const auto bytes = p.file.section_data(*text);
+    const auto* text = p.hwx->find_section("__TEXT", "__text");
+    const auto bytes = p.hwx->section_data(*text);
     for (const auto& t : p.tasks) {
       const Bytes enc = encode_task(t.regs, t.streams);
       ASSERT_EQ(enc.size(), t.size);

@@ -9,20 +9,10 @@
 
 #include "ane/error.h"
 #include "ane/hwx.h"
+#include "ane/program.h"
 #include "ane/task.h"
 
 namespace ane {
-
-// A parsed file together with its decoded task chain.
-struct Program {
-  std::string path;  // as given by the caller (used in the output)
-  uint64_t size = 0;
-  HwxFile file;
-  std::vector<Task> tasks;
-};
-
-Expected<Program> open_program(const std::string& path);
-Expected<Program> parse_program(std::span<const uint8_t> bytes, std::string path);
 
 struct DumpOptions {
   bool raw = false;  // also list every task word with its register address

@@ -150,6 +150,15 @@ std::optional<TensorStab> parse_tensor_stab(std::string_view s);
 
 enum class BufferDirection { Input, Output, Unknown };
 
+// Where the elements of an [N,C,H,W] tensor sit: byte strides per dimension
+// and the element type code (same numbering as the type stabs; 5 = fp16).
+struct TensorLayout {
+  std::array<uint64_t, 4> nchw{};
+  std::array<uint64_t, 4> strides{};
+  uint32_t type = 0;
+  bool operator==(const TensorLayout&) const = default;
+};
+
 // One I/O tensor, joined from its declaration, segment, symbols, stab and
 // descriptor (all keyed by address or name).
 struct BufferInfo {
@@ -167,11 +176,7 @@ struct BufferInfo {
   std::optional<TensorStab> stab_shape;  // the stab, parsed
 
   // Shape, strides and element type: from the descriptor, else the stab.
-  struct Shape {
-    std::array<uint64_t, 4> nchw{};
-    std::array<uint64_t, 4> strides{};
-    uint32_t type = 0;
-  };
+  using Shape = TensorLayout;
   std::optional<Shape> shape() const;
 };
 

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "ane/dump.h"  // Program
+#include "ane/program.h"
 #include "ane/error.h"
 #include "ane/registers.h"
 
@@ -59,10 +59,12 @@ struct Numerics {
 };
 
 struct Assumptions {
-  bool pe_minmax = false;   // A1: PE OpMode 2 = max, 3 = min
   bool ocg_layout = false;  // A2: lane/weight order when OCGSize > 0 and weights differ
   bool post_chain = false;  // A3: MAC -> bias -> PostScale -> nonlinearity -> round
-  bool lut_any = false;     // A4: any 0x80-byte table read like the sigmoid one
+  // Retired (settled by the eiln kernels and mil-hwx-compiler's records; no
+  // effect): A1 PE OpMode 2 = max, 3 = min; A4 the general table reading.
+  bool pe_minmax = false;
+  bool lut_any = false;
 };
 
 struct Options {
@@ -129,6 +131,11 @@ struct TraceRecord {
 
 using TraceHook = std::function<void(const TraceRecord&)>;
 
+// What one task computes, in one line, from the plan the simulator executes
+// (or why it refuses the task): "task 0: NE table[odd, grid 0..4, ...],
+// fp16 [1,1,2560,1600] -> [1,1,2560,1600], slot 5 -> slot 4".
+std::string describe_task(const Program& program, const Task& task, const Options& opts = {});
+
 // ---- the machine ------------------------------------------------------------------
 // Low-level state: bounds-checked memory per base-address slot. Tests and
 // benchmarks may fill slots and run hand-made register images directly.
@@ -146,8 +153,10 @@ class Machine {
   const std::vector<uint8_t>* slot(int k) const;
 
   // Runs one task. `index`/`text_offset` only label errors and trace records.
+  // Results a task leaves in L2 stay for the next task until clear_l2().
   Status run_task(const RegisterImage& regs, uint32_t index, uint64_t text_offset = 0,
                   const TraceHook& trace = {});
+  void clear_l2();
 
   // Slot k shares the memory of slot `target` (two slot-table entries with
   // one address). A later set_slot on either one ends the sharing.
@@ -171,8 +180,8 @@ class Simulator {
   // Builds the slot memories from the program's slot table and sections.
   static Expected<Simulator> create(const Program& program, Options opts = {});
 
-  const std::vector<BufferInfo>& inputs() const;
-  const std::vector<BufferInfo>& outputs() const;
+  const std::vector<Buffer>& inputs() const;
+  const std::vector<Buffer>& outputs() const;
 
   // Scatters t into the input buffer `name` with that buffer's strides. The
   // element count must equal the buffer's N*C*H*W (any shape with that count).

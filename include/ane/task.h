@@ -40,6 +40,13 @@ Expected<Task> decode_task(std::span<const uint8_t> bytes, uint64_t base_offset)
 // Rejects chains that loop, go backwards or leave __text.
 Expected<std::vector<Task>> decode_tasks(const HwxFile& file);
 
+// The same walk over any byte range holding a chain (`region` names it in
+// messages: "__text", "the anec image"). NextPointer offsets are relative to
+// the start of `text`; `file_offset` is where `text` starts in the file.
+// `first_task_bytes` is the size of task 0 (later sizes come from NextSize).
+Expected<std::vector<Task>> decode_task_chain(std::span<const uint8_t> text, uint64_t file_offset,
+                                              uint64_t first_task_bytes, const char* region);
+
 // The stream layout Apple's v4.2.1 compiler writes: one stream per block.
 std::vector<RegisterStream> default_stream_layout();
 

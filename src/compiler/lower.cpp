@@ -122,8 +122,8 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.TileCfg.TileHeight", 1);
   if (c.planar()) {
     w.word("Common.Unk0002C.Value", 4);
-    for (const char* f : {"Common.Cfg.UnkBit0", "Common.Cfg.UnkBit1", "Common.Cfg.UnkBit4", "Common.Cfg.UnkBit5"})
-      w.set(f, 1);
+    for (const char* f : {"Common.Cfg.UnkBit0", "Common.Cfg.UnkBit1"}) w.set(f, 1);
+    w.set("Common.Cfg.TaskType", 3);  // the planar engine with two operands
     return;
   }
   w.set("Common.Cfg.UnkBit0", 1);
@@ -209,7 +209,7 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
     const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
     const uint64_t source2_row = row_b + l2_pad(row_b, 0x20);
     const uint64_t base2 = roundup(source_row, 64);
-    w.set("L2.SourceCfg.UnkBit24", 1);
+    w.set("L2.SourceCfg.Source2Type", 2);  // the second source arrives by tile DMA
     w.l2("L2.SourceRowStride.Stride", source_row);
     w.l2("L2.Source2Base.Addr", base2);
     w.l2("L2.Source2ChannelStride.Stride", b.l2_channel_stride());

@@ -64,8 +64,30 @@ std::vector<const macho::Section64*> all_sections(const HwxFile& f) {
   return out;
 }
 
+// "N of M bytes differ, first at +X", or "" when equal.
+std::string byte_difference(std::span<const uint8_t> da, std::span<const uint8_t> db) {
+  size_t differ = 0, first = SIZE_MAX;
+  const size_t n = std::min(da.size(), db.size());
+  for (size_t i = 0; i < n; ++i)
+    if (da[i] != db[i]) {
+      ++differ;
+      if (first == SIZE_MAX) first = i;
+    }
+  if (differ == 0 && da.size() == db.size()) return "";
+  const size_t longest = std::max(da.size(), db.size());
+  std::string what = fmt::format("{} of {} bytes differ", differ + (longest - n), longest);
+  if (first != SIZE_MAX) what += fmt::format(", first at +{:#x}", first);
+  return what;
+}
+
 void diff_sections(const Program& a, const Program& b, std::vector<DiffEntry>& out) {
-  const auto sa = all_sections(a.file), sb = all_sections(b.file);
+  if (!a.hwx || !b.hwx) {
+    // Another container on either side: compare what both have, the kernel data.
+    const std::string what = byte_difference(a.kernel_bytes(), b.kernel_bytes());
+    if (!what.empty()) out.push_back({"kernel data bytes", what, what});
+    return;
+  }
+  const auto sa = all_sections(*a.hwx), sb = all_sections(*b.hwx);
   std::map<std::string, std::vector<const macho::Section64*>> by_name;
   for (const auto* s : sb) by_name[s->segname + "," + s->sectname].push_back(s);
   std::map<std::string, size_t> used;
@@ -74,19 +96,10 @@ void diff_sections(const Program& a, const Program& b, std::vector<DiffEntry>& o
     const size_t k = used[name]++;
     const auto& candidates = by_name[name];
     if (k >= candidates.size()) continue;
-    const auto da = a.file.section_data(*seca), db = b.file.section_data(*candidates[k]);
+    const auto da = a.hwx->section_data(*seca), db = b.hwx->section_data(*candidates[k]);
     if (da.empty() && db.empty()) continue;
-    size_t differ = 0, first = SIZE_MAX;
-    const size_t n = std::min(da.size(), db.size());
-    for (size_t i = 0; i < n; ++i)
-      if (da[i] != db[i]) {
-        ++differ;
-        if (first == SIZE_MAX) first = i;
-      }
-    if (differ == 0 && da.size() == db.size()) continue;
-    const size_t longest = std::max(da.size(), db.size());
-    std::string what = fmt::format("{} of {} bytes differ", differ + (longest - n), longest);
-    if (first != SIZE_MAX) what += fmt::format(", first at +{:#x}", first);
+    const std::string what = byte_difference(da, db);
+    if (what.empty()) continue;
     const std::string label = k ? fmt::format("section {}#{} bytes", name, k) : fmt::format("section {} bytes", name);
     out.push_back({label, what, what});
   }

@@ -165,11 +165,37 @@ Json task_json(const Task& t, const DumpOptions& opt) {
   return j;
 }
 
-Json program_json(const Program& p, const DumpOptions& opt) {
-  const auto& f = p.file;
+Json slot_json(const ProgramSlot& s) {
+  Json j = {{"index", s.index}, {"role", slot_role_name(s.role)}, {"address", s.address}, {"size", s.size},
+            {"initial_bytes", s.contents.size()}};
+  if (s.alias_of >= 0) j["alias_of"] = s.alias_of;
+  return j;
+}
+
+Json neutral_buffer_json(const Buffer& b) {
   Json j;
-  j["file"] = p.path;
-  j["size"] = p.size;
+  j["name"] = b.name;
+  j["direction"] = direction_name(b.direction);
+  j["address"] = b.address;
+  j["size"] = b.size;
+  j["slot"] = b.slot;
+  j["offset"] = b.offset;
+  if (const auto& shape = b.layout) {
+    j["n"] = shape->nchw[0];
+    j["c"] = shape->nchw[1];
+    j["h"] = shape->nchw[2];
+    j["w"] = shape->nchw[3];
+    j["strides"] = {{"n", shape->strides[0]}, {"c", shape->strides[1]}, {"h", shape->strides[2]},
+                    {"w", shape->strides[3]}};
+    j["type"] = shape->type;
+    j["type_name"] = element_type_name(shape->type);
+  }
+  j["shape_from"] = b.shape_source;
+  return j;
+}
+
+// The Mach-O side of an HWX program.
+void hwx_json(Json& j, const HwxFile& f) {
   j["header"] = {{"magic", f.header.magic},     {"cputype", f.header.cputype},
                  {"cpusubtype", f.header.cpusubtype}, {"filetype", f.header.filetype},
                  {"ncmds", f.header.ncmds},     {"sizeofcmds", f.header.sizeofcmds},
@@ -199,6 +225,30 @@ Json program_json(const Program& p, const DumpOptions& opt) {
   Json extra = Json::array();
   for (const auto& c : f.extra) extra.push_back({{"offset", c.offset}, {"size", c.data.size()}});
   j["unparsed_bytes"] = extra;
+}
+
+Json program_json(const Program& p, const DumpOptions& opt) {
+  Json j;
+  j["file"] = p.path;
+  j["size"] = p.size;
+  j["format"] = format_name(p.format);
+  if (p.hwx) {
+    hwx_json(j, *p.hwx);
+  } else {
+    j["target"] = "h13";
+    j["name"] = p.name;
+    Json bufs = Json::array();
+    for (const auto& b : p.buffers) bufs.push_back(neutral_buffer_json(b));
+    j["buffers"] = bufs;
+    if (p.anec)
+      j["anec"] = {{"task_bytes", p.anec->task_bytes},
+                   {"kernel_offset", p.anec->kernel_offset},
+                   {"kernel_bytes", p.anec->kernel_bytes},
+                   {"descriptor", p.anec->descriptor}};
+  }
+  Json slots = Json::array();
+  for (const auto& s : p.slots) slots.push_back(slot_json(s));
+  j["slots"] = slots;
   Json tasks = Json::array();
   for (const auto& t : p.tasks) tasks.push_back(task_json(t, opt));
   j["tasks"] = tasks;

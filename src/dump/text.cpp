@@ -15,8 +15,7 @@ void line(std::string& out, fmt::format_string<Args...> f, Args&&... args) {
 }
 
 void dump_header(std::string& out, const Program& p) {
-  const auto& h = p.file.header;
-  line(out, "file: {} ({} bytes)", p.path, p.size);
+  const auto& h = p.hwx->header;
   line(out, "");
   line(out, "Mach-O header");
   line(out, "  magic       {:#010x}", h.magic);
@@ -186,22 +185,62 @@ void dump_task(std::string& out, const Task& t, const DumpOptions& opt) {
   }
 }
 
+// The anec image: where its parts are and the slots the driver maps.
+void dump_anec(std::string& out, const Program& p) {
+  const AnecImage& a = *p.anec;
+  line(out, "");
+  line(out, "anec image (the Linux driver's format: task chain, padding, kernel bytes)");
+  line(out, "  name         {}", p.name.empty() ? "-" : p.name);
+  line(out, "  tasks        {} ({:#x} bytes at 0x0)", p.tasks.size(), a.task_bytes);
+  line(out, "  kernel data  {:#x} bytes at {:#x}", a.kernel_bytes, a.kernel_offset);
+  line(out, "  buffers from {}", a.descriptor.empty() ? "the tasks' own DMA extents (no descriptor)" : a.descriptor);
+  line(out, "");
+  line(out, "Slots");
+  for (const auto& s : p.slots)
+    line(out, "  slot {:<2} {:<12} address {:#010x} size {:#09x}{}", s.index, slot_role_name(s.role), s.address,
+         s.size, s.contents.empty() ? "" : fmt::format(" ({:#x} bytes from the image)", s.contents.size()));
+}
+
+// Buffers of the container-neutral view (anec programs).
+void dump_program_buffers(std::string& out, const Program& p) {
+  line(out, "");
+  line(out, "Buffers");
+  line(out, "  {:<20} {:<6} {:>4} {:>10} {:>18} {:<28} {:<8} {}", "name", "dir", "slot", "offset", "N,C,H,W",
+       "strides N,C,H,W", "type", "shape from");
+  for (const auto& b : p.buffers) {
+    std::string shape = "-", strides = "-", type = "-";
+    if (const auto& sh = b.layout) {
+      shape = fmt::format("{},{},{},{}", sh->nchw[0], sh->nchw[1], sh->nchw[2], sh->nchw[3]);
+      strides = fmt::format("{:#x},{:#x},{:#x},{:#x}", sh->strides[0], sh->strides[1], sh->strides[2], sh->strides[3]);
+      type = element_type_name(sh->type);
+    }
+    line(out, "  {:<20} {:<6} {:>4} {:>#10x} {:>18} {:<28} {:<8} {}", b.name, direction_name(b.direction), b.slot,
+         b.offset, shape, strides, type, b.shape_source.empty() ? "-" : b.shape_source);
+  }
+}
+
 }  // namespace
 
 std::string dump_text(const Program& p, const DumpOptions& opt) {
   std::string out;
-  dump_header(out, p);
-  dump_commands(out, p.file);
-  dump_segments(out, p.file);
-  dump_program(out, p.file);
-  dump_buffers(out, p.file);
-  dump_symbols(out, p.file);
-  dump_ident(out, p.file);
+  line(out, "file: {} ({} bytes, {})", p.path, p.size, p.format == ContainerFormat::Hwx ? "HWX" : "anec");
+  if (p.hwx) {
+    dump_header(out, p);
+    dump_commands(out, *p.hwx);
+    dump_segments(out, *p.hwx);
+    dump_program(out, *p.hwx);
+    dump_buffers(out, *p.hwx);
+    dump_symbols(out, *p.hwx);
+    dump_ident(out, *p.hwx);
+  } else if (p.anec) {
+    dump_anec(out, p);
+    dump_program_buffers(out, p);
+  }
   for (const auto& t : p.tasks) dump_task(out, t, opt);
-  if (!p.file.extra.empty()) {
+  if (p.hwx && !p.hwx->extra.empty()) {
     line(out, "");
     line(out, "Bytes outside every parsed structure");
-    for (const auto& c : p.file.extra) line(out, "  {:#x}: {} bytes", c.offset, c.data.size());
+    for (const auto& c : p.hwx->extra) line(out, "  {:#x}: {} bytes", c.offset, c.data.size());
   }
   return out;
 }

@@ -61,25 +61,50 @@ Fields build() {
   f.oy = must("Common.ConvCfg.Oy");
   f.num_groups = must("Common.GroupConvCfg.NumGroups");
   f.elem_mult = must("Common.GroupConvCfg.ElemMultMode");
+  f.task_type = must("Common.Cfg.TaskType");
   f.common_cfg = must("Common.Cfg.UnkBit0");
+  f.bcast_src1_w = must("Common.Broadcast.Src1W");
+  f.bcast_src1_h = must("Common.Broadcast.Src1H");
+  f.bcast_src1_c = must("Common.Broadcast.Src1C");
+  f.bcast_src2_w = must("Common.Broadcast.Src2W");
+  f.bcast_src2_h = must("Common.Broadcast.Src2H");
+  f.bcast_src2_c = must("Common.Broadcast.Src2C");
+  f.dpe = must("Common.DPE.Category");
   f.src_en = must("TileDMASrc.DMAConfig.En");
   f.src_base = must("TileDMASrc.BaseAddr.Addr");
   f.src_row = must("TileDMASrc.RowStride.Stride");
   f.src_plane = must("TileDMASrc.PlaneStride.PlaneStride");
-  f.src2_base = must("TileDMASrc.Unk1381C.Value");
+  f.src_group = must("TileDMASrc.GroupStride.Stride");
+  f.src2_base = must("TileDMASrc.Src2BaseAddr.Addr");
   f.src2_row = must("TileDMASrc.Src2RowStride.Stride");
   f.src2_plane = must("TileDMASrc.Src2PlaneStride.PlaneStride");
+  f.src2_group = must("TileDMASrc.Src2GroupStride.Stride");
   f.src_fmt_first = must("TileDMASrc.Fmt.FmtMode");
   f.src2_fmt_first = must("TileDMASrc.Src2Fmt.FmtMode");
-  f.pe_en = must("PE.Cfg.En");
+  f.l2_input_relu = must("L2.L2Cfg.InputReLU");
+  f.l2_padding = must("L2.L2Cfg.PaddingMode");
+  f.src_type = must("L2.SourceCfg.SourceType");
+  f.src2_type = must("L2.SourceCfg.Source2Type");
+  f.l2_src_base = must("L2.SourceBase.Addr");
+  f.l2_src2_base = must("L2.Source2Base.Addr");
+  f.result_type = must("L2.ResultCfg.ResultType");
+  f.l2_result_base = must("L2.ResultBase.Addr");
+  f.pe_pool = must("PE.Cfg.PoolMode");
   f.pe_op = must("PE.Cfg.OpMode");
-  f.pe_bias_scale = must("PE.BiasScale.Bias");
+  f.pe_relu = must("PE.Cfg.ReluEn");
+  f.pe_cond = must("PE.Cfg.Cond");
+  f.pe_first_src = must("PE.Cfg.FirstSrc");
+  f.pe_reciprocal = must("PE.Cfg.Reciprocal");
+  f.pe_sec_src = must("PE.Cfg.SecSrc");
+  f.pe_bias = must("PE.BiasScale.Bias");
+  f.pe_scale = must("PE.BiasScale.Scale");
   f.pe_pre_scale = must("PE.PreScale.PreScale");
   f.pe_final_scale = must("PE.FinalScale.FinalScale");
   f.kernel_fmt = must("NE.KernelCfg.KernelFmt");
   f.palettized = must("NE.KernelCfg.PalettizedEn");
   f.sparse = must("NE.KernelCfg.SparseFmt");
   f.group_reuse = must("NE.KernelCfg.GroupKernelReuse");
+  f.kernel_cfg = f.kernel_fmt;
   f.mac_op = must("NE.MACCfg.OpMode");
   f.mac_kernel_mode = must("NE.MACCfg.KernelMode");
   f.bias_mode = must("NE.MACCfg.BiasMode");
@@ -97,6 +122,7 @@ Fields build() {
   f.dst_base = must("TileDMADst.BaseAddr.Addr");
   f.dst_row = must("TileDMADst.RowStride.RowStride");
   f.dst_plane = must("TileDMADst.PlaneStride.PlaneStride");
+  f.dst_group = must("TileDMADst.GroupStride.GroupStride");
   f.dst_fmt_first = must("TileDMADst.Fmt.FmtMode");
   f.dst_zero_last = must("TileDMADst.Fmt.ZeroPadLast");
   f.dst_zero_first = must("TileDMADst.Fmt.ZeroPadFirst");
@@ -106,9 +132,8 @@ Fields build() {
 // Fields whose value is a bit pattern (floating-point or unexplained word).
 bool is_bit_pattern(const FieldInfo& f) {
   const Fields& F = fields();
-  return &f == F.post_scale || &f == F.pe_final_scale || &f == F.pe_pre_scale ||
-         &f == F.pe_bias_scale || &f == F.mv_bias || &f == F.acc_bias ||
-         f.name == "PE.BiasScale.Scale" || f.reg.rfind("Unk", 0) == 0;
+  return &f == F.post_scale || &f == F.pe_final_scale || &f == F.pe_pre_scale || &f == F.pe_bias ||
+         &f == F.pe_scale || &f == F.mv_bias || &f == F.acc_bias || f.reg.rfind("Unk", 0) == 0;
 }
 
 }  // namespace

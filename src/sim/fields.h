@@ -26,22 +26,30 @@ struct Fields {
   const FieldInfo *in_fmt, *src2_in_fmt, *out_fmt, *cin, *cout;
   const FieldInfo *kw, *kh, *ocg, *sx, *sy, *px, *py, *ox, *oy;
   const FieldInfo *num_groups, *elem_mult;
-  const FieldInfo *common_cfg;  // UnkBit0: stands for the whole Common.Cfg register in traces
+  const FieldInfo *task_type;                 // Common.Cfg.TaskType
+  const FieldInfo *common_cfg;                // UnkBit0: stands for the whole Common.Cfg register in traces
+  const FieldInfo *bcast_src1_w, *bcast_src1_h, *bcast_src1_c;  // Common.Broadcast
+  const FieldInfo *bcast_src2_w, *bcast_src2_h, *bcast_src2_c;
+  const FieldInfo *dpe;                       // Common.DPE.Category
   // TileDMASrc
-  const FieldInfo *src_en, *src_base, *src_row, *src_plane;
-  const FieldInfo *src2_base, *src2_row, *src2_plane;
+  const FieldInfo *src_en, *src_base, *src_row, *src_plane, *src_group;
+  const FieldInfo *src2_base, *src2_row, *src2_plane, *src2_group;
   const FieldInfo* src_fmt_first;   // TileDMASrc.Fmt.FmtMode (register address for Fmt checks)
   const FieldInfo* src2_fmt_first;  // TileDMASrc.Src2Fmt.FmtMode
+  // L2
+  const FieldInfo *l2_input_relu, *l2_padding;
+  const FieldInfo *src_type, *src2_type, *l2_src_base, *l2_src2_base;
+  const FieldInfo *result_type, *l2_result_base;
   // PE
-  const FieldInfo *pe_en, *pe_op;  // PE.Cfg.En (register address), PE.Cfg.OpMode
-  const FieldInfo *pe_bias_scale, *pe_pre_scale, *pe_final_scale;
+  const FieldInfo *pe_pool, *pe_op, *pe_relu, *pe_cond, *pe_first_src, *pe_reciprocal, *pe_sec_src;
+  const FieldInfo *pe_bias, *pe_scale, *pe_pre_scale, *pe_final_scale;
   // NE
-  const FieldInfo *kernel_fmt, *palettized, *sparse, *group_reuse;
+  const FieldInfo *kernel_fmt, *palettized, *sparse, *group_reuse, *kernel_cfg;
   const FieldInfo *mac_op, *mac_kernel_mode, *bias_mode, *matrix_bias, *binary_point;
   const FieldInfo *post_scale_mode, *nonlinear, *mac_bit20;
   const FieldInfo *mv_bias, *acc_bias, *acc_bias_shift, *post_scale, *post_shift;
   // TileDMADst
-  const FieldInfo *dst_en, *dst_base, *dst_row, *dst_plane, *dst_fmt_first;
+  const FieldInfo *dst_en, *dst_base, *dst_row, *dst_plane, *dst_group, *dst_fmt_first;
   const FieldInfo *dst_zero_last, *dst_zero_first;
 };
 

@@ -45,19 +45,19 @@ Status conv_weights(const Lanes& lanes, const RegisterImage& regs, const TaskPla
   auto weight = [&](const uint8_t* lane, uint64_t index) {
     return fp16_to_float(load_fp16_bits(load_u16(lane + 2 * index), ftz, subnormals));
   };
-  const uint64_t cin = p.cin;
-  if (p.ocg == 0) {
+  const uint64_t cin = p.ne.cin;
+  if (p.ne.ocg == 0) {
     // One output channel per lane: [bias] W[oc][0..Cin-1] (section 6.3, 6.4).
-    const uint64_t lead = p.bias ? 1 : 0;
-    if (Status s = require_lanes(lanes, regs, p.cout, (cin + lead) * 2, task); !s) return s;
-    for (uint32_t oc = 0; oc < p.cout; ++oc) {
-      if (p.bias) bias[oc] = weight(lanes.data[oc], 0);
+    const uint64_t lead = p.ne.bias ? 1 : 0;
+    if (Status s = require_lanes(lanes, regs, p.ne.cout, (cin + lead) * 2, task); !s) return s;
+    for (uint32_t oc = 0; oc < p.ne.cout; ++oc) {
+      if (p.ne.bias) bias[oc] = weight(lanes.data[oc], 0);
       for (uint64_t ic = 0; ic < cin; ++ic) w[oc * cin + ic] = weight(lanes.data[oc], lead + ic);
     }
     return Ok{};
   }
-  const uint64_t n = uint64_t{1} << p.ocg;  // output channels per lane
-  const uint32_t groups = static_cast<uint32_t>(p.cout / n);
+  const uint64_t n = uint64_t{1} << p.ne.ocg;  // output channels per lane
+  const uint32_t groups = static_cast<uint32_t>(p.ne.cout / n);
   if (Status s = require_lanes(lanes, regs, groups, n * cin * 2, task); !s) return s;
   // Uniform weights: the order inside the lanes cannot change the result.
   // A lane is uniform when it equals itself shifted by one word.
@@ -72,11 +72,11 @@ Status conv_weights(const Lanes& lanes, const RegisterImage& regs, const TaskPla
     subnormals += (n * cin * groups - 1) * (fp16_is_subnormal(load_u16(first)) ? 1 : 0);
     // One row, then whole-row copies (vectorised memcpy beats a scalar fill).
     std::fill(w, w + cin, v);
-    for (uint32_t oc = 1; oc < p.cout; ++oc) std::memcpy(w + oc * cin, w, cin * sizeof(float));
+    for (uint32_t oc = 1; oc < p.ne.cout; ++oc) std::memcpy(w + oc * cin, w, cin * sizeof(float));
     return Ok{};
   }
   if (!opts.assume.ocg_layout || n > 32)
-    return unsupported(field_value(*fields().ocg, p.ocg) + " with non-uniform weights", task);
+    return unsupported(field_value(*fields().ocg, p.ne.ocg) + " with non-uniform weights", task);
   // A2: lane g serves oc g*n .. g*n+n-1, weight (ol, ic) at byte 2*(ic*n + ol).
   notes.push_back("A2 ocg-layout");
   for (uint32_t g = 0; g < groups; ++g)

@@ -1,10 +1,13 @@
-// One task: plan (envelope + class), bind every DMA (bounds first, before any
-// work), gather, run the engine, round and scatter, report.
+// One task: plan (which units, from where, to where), bind every DMA and L2
+// read (bounds first, before any work), gather the operands, run the engine
+// the registers select, round and deliver the result, report.
+#include <algorithm>
 
 #include <fmt/format.h>
 
 #include "fields.h"
 #include "kernel_dma.h"
+#include "lut.h"
 #include "ne.h"
 #include "pe.h"
 #include "plan.h"
@@ -17,24 +20,55 @@ namespace {
 
 using namespace detail;
 
-// Lane 0 as a lookup table; without A4 it must be sigmoid.hwx's, bit for bit.
-Status read_lut(const Lanes& lanes, const RegisterImage& regs, const Options& opts, uint32_t task, LutTable& table,
-                bool& is_sigmoid, std::vector<std::string>& notes) {
-  if (Status s = require_lanes(lanes, regs, 1, kLutSlots * 2, task); !s) return s;
-  for (int i = 0; i < kLutSlots; ++i) table[i] = load_u16(lanes.data[0] + 2 * i);
-  const auto& sig = sigmoid_lut();
-  is_sigmoid = table == sig;
-  if (is_sigmoid) return Ok{};
-  if (!opts.assume.lut_any) {
-    int i = 0;
-    while (table[i] == sig[i]) ++i;
-    return unsupported(fmt::format("LUT[{}]={:#06x}", i, table[i]), task);
+std::array<uint32_t, 4> shape_of(const Dims& d) { return {d.g, d.c, d.h, d.w}; }
+
+// An operand bound to its memory: a slot for tile DMA, a result for L2.
+struct BoundOperand {
+  const Operand* op = nullptr;
+  std::vector<uint8_t>* mem = nullptr;
+  const L2Result* l2 = nullptr;
+};
+
+Expected<BoundOperand> bind_operand(MachineState& st, const Operand& op, const char* what, uint32_t task,
+                            std::vector<DmaRecord>* record) {
+  BoundOperand b;
+  b.op = &op;
+  if (op.from == Operand::From::Dma) {
+    auto mem = tile_dma_bind(st, op.dma, false, task, record);
+    if (!mem) return mem.error();
+    b.mem = *mem;
+  } else {
+    auto r = st.l2.get(op.l2, op, what, task);
+    if (!r) return r.error();
+    b.l2 = *r;
+    if (record) record->push_back({"L2", -1, op.l2, op.l2 + 2 * b.l2->data.size(), -1});
   }
-  notes.push_back("A4 lut-any");
-  return Ok{};
+  return b;
 }
 
-std::array<uint32_t, 4> nchw(const TensorDma& t) { return {1, t.c, t.h, t.w}; }
+// The operand as dense fp32 [g][c][h][w]; an L2 result one value per row is
+// repeated along W when the operand broadcasts.
+void gather(const BoundOperand& b, float* out, bool ftz, bool count, uint64_t& subnormals) {
+  const Operand& op = *b.op;
+  if (b.mem) {
+    tile_dma_in(*b.mem, op.dma, out, ftz, count, subnormals);
+    return;
+  }
+  // The stored values in the operand's order, each repeated along the
+  // broadcast axes.
+  const auto& data = b.l2->data;
+  const Dims d = op.dims, s = op.stored();
+  float* o = out;
+  for (uint64_t g = 0; g < d.g; ++g)
+    for (uint64_t c = 0; c < d.c; ++c)
+      for (uint64_t h = 0; h < d.h; ++h) {
+        const uint64_t row = ((g * s.c + (op.broadcast_c ? 0 : c)) * s.h + (op.broadcast_h ? 0 : h)) * s.w;
+        for (uint64_t w = 0; w < d.w; ++w) {
+          const uint16_t v = load_fp16_bits(data[row + (op.broadcast_w ? 0 : w)], ftz, subnormals);
+          *o++ = fp16_to_float(v);
+        }
+      }
+}
 
 }  // namespace
 
@@ -48,70 +82,91 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   TraceRecord rec;
   rec.task = index;
   rec.text_offset = text_offset;
-  rec.engine = p.engine == Engine::Pe ? "PE" : "NE";
+  rec.engine = p.engine == Engine::Ne ? "NE" : "PE";
   rec.op = p.op;
-  rec.in_shape = nchw(p.src);
-  rec.out_shape = nchw(p.dst);
+  rec.in_shape = shape_of(p.a.dims);
+  rec.out_shape = shape_of(p.out.dims);
   rec.notes = p.notes;
   rec.traced = p.traced;
+  auto* record = trace ? &rec.dma : nullptr;
 
-  // Every DMA is checked before anything is computed or written.
-  auto src = tile_dma_bind(st, p.src, false, index, &rec.dma);
-  if (!src) return src.error();
-  std::vector<uint8_t>* src2 = nullptr;
-  if (p.engine == Engine::Pe) {
-    auto m = tile_dma_bind(st, p.src2, false, index, &rec.dma);
-    if (!m) return m.error();
-    src2 = *m;
+  // Every DMA and L2 read is checked before anything is computed or written.
+  auto a = bind_operand(st, p.a, "first source", index, record);
+  if (!a) return a.error();
+  std::optional<BoundOperand> b;
+  if (p.b.from != Operand::From::None) {
+    auto bb = bind_operand(st, p.b, "second source", index, record);
+    if (!bb) return bb.error();
+    b = *bb;
   }
   Lanes lanes;
-  if (p.kernel_slot >= 0) {
-    auto l = kernel_dma(st, regs, p.kernel_slot, index, &rec.dma);
+  if (p.ne.kernel_slot >= 0) {
+    auto l = kernel_dma(st, regs, p.ne.kernel_slot, index, record);
     if (!l) return l.error();
     lanes = *l;
   }
-  auto dst = tile_dma_bind(st, p.dst, true, index, &rec.dma);
-  if (!dst) return dst.error();
+  std::vector<uint8_t>* dst = nullptr;
+  if (p.out.to == Destination::To::Dma) {
+    auto d = tile_dma_bind(st, p.out.dma, true, index, record);
+    if (!d) return d.error();
+    dst = *d;
+  }
+  std::optional<LutReading> lut;
+  if (p.engine == Engine::Ne && p.ne.nonlinear == 2) {
+    if (Status s = require_lanes(lanes, regs, 1, kLutSlots * 2, index); !s) return s;
+    LutTable table;
+    for (int i = 0; i < kLutSlots; ++i) table[i] = load_u16(lanes.data[0] + 2 * i);
+    auto r = read_lut(table, index);
+    if (!r) return r.error();
+    lut = *r;
+    if (!lut->is_sigmoid) rec.op = "table";
+    else rec.op = "sigmoid";
+  }
 
   Workspace ws(st);
   const bool ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
   const bool count = static_cast<bool>(trace);
   uint64_t subnormal_inputs = 0;
-  auto x = ws.floats(p.src.elements(), "the source tensor", index);
+  auto x = ws.floats(p.a.dims.elements(), "the first source", index);
   if (!x) return x.error();
-  tile_dma_in(**src, p.src, (*x)->data(), ftz, count, subnormal_inputs);
-
-  LutTable lut{};
-  bool lut_is_sigmoid = false;
-  if (p.nonlinear == 2 && p.engine != Engine::Pe) {
-    if (Status s = read_lut(lanes, regs, opts, index, lut, lut_is_sigmoid, rec.notes); !s) return s;
-    if (!lut_is_sigmoid) rec.op = "lut";
-  }
-  const LutTable* lut_ptr = p.nonlinear == 2 ? &lut : nullptr;
+  gather(*a, (*x)->data(), ftz, count, subnormal_inputs);
 
   Values y;
   if (p.engine == Engine::Pe) {
-    auto b = ws.floats(p.src2.elements(), "the second source tensor", index);
-    if (!b) return b.error();
-    auto out = ws.doubles(p.dst.elements(), "the planar-engine result", index);
+    Buf<float>* bv = nullptr;
+    if (b) {
+      auto m = ws.floats(p.b.dims.elements(), "the second source", index);
+      if (!m) return m.error();
+      bv = *m;
+      gather(*b, bv->data(), ftz, count, subnormal_inputs);
+    }
+    auto out = ws.doubles(p.out.dims.elements(), "the planar-engine result", index);
     if (!out) return out.error();
-    tile_dma_in(*src2, p.src2, (*b)->data(), ftz, count, subnormal_inputs);
-    pe_elementwise(p.pe_op, (*x)->data(), (*b)->data(), (*out)->data(), (*out)->size());
+    pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, (*out)->data(), (*out)->size());
     y.wide = true;
     y.d = *out;
-  } else if (p.engine == Engine::NePass) {
-    if (Status s = ne_pass(*x, p, lut_ptr, lut_is_sigmoid, opts, ws, index, y, rec.notes); !s) return s;
+  } else if (p.engine == Engine::PeReduce) {
+    auto out = ws.doubles(p.out.dims.elements(), "the reduction result", index);
+    if (!out) return out.error();
+    const bool fp64 = opts.numerics.accumulator == Numerics::Accumulator::Fp64;
+    pe_reduce(p.pe, (*x)->data(), p.a.dims, fp64, (*out)->data());
+    if (p.pe.reduce == PePlan::Reduce::Sum && p.a.dims.w > 1)
+      rec.notes.push_back(fp64 ? "acc=fp64" : "reduce sums in fp32, W order");
+    y.wide = true;
+    y.d = *out;
+  } else if (p.ne.mac != NePlan::Mac::Conv) {
+    if (Status s = ne_pass(*x, p, lut ? &*lut : nullptr, opts, ws, index, y, rec.notes); !s) return s;
   } else {
-    auto w = ws.floats(uint64_t{p.cout} * p.cin, "the weight matrix", index);
+    auto w = ws.floats(uint64_t{p.ne.cout} * p.ne.cin, "the weight matrix", index);
     if (!w) return w.error();
-    auto bias = ws.floats(p.bias ? p.cout : 0, "the bias vector", index);
+    auto bias = ws.floats(p.ne.bias ? p.ne.cout : 0, "the bias vector", index);
     if (!bias) return bias.error();
     if (Status s = conv_weights(lanes, regs, p, opts, (*w)->data(), (*bias)->data(), subnormal_inputs, rec.notes,
                                 index);
         !s)
       return s;
-    if (Status s = ne_conv(**x, **w, p.bias ? (*bias)->data() : nullptr, p, lut_ptr, lut_is_sigmoid, opts, ws, index,
-                           y, rec.notes);
+    if (Status s = ne_conv(**x, **w, p.ne.bias ? (*bias)->data() : nullptr, p, lut ? &*lut : nullptr, opts, ws,
+                           index, y, rec.notes);
         !s)
       return s;
   }
@@ -119,10 +174,24 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   RoundCounts rc;
   OutputStats stats;
   OutputStats* sp = trace ? &stats : nullptr;
-  if (y.wide)
-    tile_dma_out(**dst, p.dst, y.d->data(), opts.numerics, rc, sp);
-  else
-    tile_dma_out(**dst, p.dst, y.f->data(), opts.numerics, rc, sp);
+  if (dst) {
+    if (y.wide)
+      tile_dma_out(*dst, p.out.dma, y.d->data(), opts.numerics, rc, sp);
+    else
+      tile_dma_out(*dst, p.out.dma, y.f->data(), opts.numerics, rc, sp);
+  } else {
+    L2Result r;
+    r.dims = p.out.dims;
+    r.task = index;
+    r.data.resize(p.out.dims.elements());
+    if (y.wide)
+      round_to_fp16(y.d->data(), r.data.size(), r.data.data(), opts.numerics, rc, sp);
+    else
+      round_to_fp16(y.f->data(), r.data.size(), r.data.data(), opts.numerics, rc, sp);
+    if (trace) rec.dma.push_back({"L2", -1, p.out.l2, p.out.l2 + 2 * r.data.size(), -1});
+    st.l2.put(p.out.l2, std::move(r));
+    st.note_peak();
+  }
 
   if (!trace) return Ok{};
   if (rc.overflow) rec.notes.push_back(fmt::format("{} ({} values)", setting_note(opts.numerics, "overflow"), rc.overflow));

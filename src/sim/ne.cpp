@@ -29,32 +29,37 @@ Status widen(Values& v, Workspace& ws, uint32_t task) {
 }
 
 // The table lookup on every value; notes the LUT model when an input falls
-// between nodes (at nodes every model agrees).
-void apply_lut(Buf<double>& d, const LutTable& lut, bool is_sigmoid, const Options& opts,
-               std::vector<std::string>& notes) {
-  const bool ideal = opts.numerics.lut == Numerics::Lut::Ideal && is_sigmoid;
+// between nodes of the sigmoid grid (at nodes every model agrees).
+void apply_lut(Buf<double>& d, const LutReading& lut, const Options& opts, std::vector<std::string>& notes) {
+  const bool ideal = opts.numerics.lut == Numerics::Lut::Ideal && lut.is_sigmoid;
   bool off_node = false;
   for (double& v : d) {
-    off_node |= !lut_at_node(v) && !std::isnan(v);
-    v = ideal ? lut_ideal_sigmoid(v) : lut_linear(lut, v);
+    off_node |= !std::isnan(v) && !lut_at_node(lut, v);
+    v = ideal ? lut_ideal_sigmoid(v) : lut_eval(lut, v);
   }
   if (off_node) {
     notes.push_back(ideal ? "lut=ideal" : "lut=linear");
-    if (opts.numerics.lut == Numerics::Lut::Ideal && !is_sigmoid)
+    if (opts.numerics.lut == Numerics::Lut::Ideal && !lut.is_sigmoid)
       notes.push_back("lut=ideal needs the sigmoid table: read linearly");
   }
 }
 
 // Post stage shared by both NE modes. `scale_exact_in_fp32`: x * PostScale
 // is exact in fp32 (fp16 inputs), so fp32 values can stay fp32.
-Status post_stage(Values& v, const TaskPlan& p, const float* bias_after_round, uint64_t hw, bool scale_exact_in_fp32,
-                  const LutTable* lut, bool lut_is_sigmoid, const Options& opts, Workspace& ws, uint32_t task,
+Status post_stage(Values& v, const TaskPlan& tp, const float* bias_after_round, uint64_t hw, bool scale_exact_in_fp32,
+                  const LutReading* lut, const Options& opts, Workspace& ws, uint32_t task,
                   std::vector<std::string>& notes) {
-  const bool unit = p.post_scale == TaskPlan::kFp16OneBits;
+  const NePlan& p = tp.ne;
+  const bool unit = p.post_scale == 0x3c00;
   const double s = fp16_to_float(p.post_scale);
-  const bool wide_needed = bias_after_round || p.nonlinear == 2 || (!unit && !scale_exact_in_fp32);
+  const bool wide_needed = bias_after_round || p.nonlinear == 2 || p.acc_bias != 0 || (!unit && !scale_exact_in_fp32);
   if (wide_needed) {
     if (Status st = widen(v, ws, task); !st) return st;
+  }
+  if (p.acc_bias) {
+    // The accumulator bias (AccumulatePass): x + AccBias, exact in fp64.
+    const double b = fp16_to_float(p.acc_bias);
+    for (double& x : *v.d) x += b;
   }
   if (bias_after_round) {
     // bias=after-round: round the sum to fp16, add the bias, round again later.
@@ -69,7 +74,7 @@ Status post_stage(Values& v, const TaskPlan& p, const float* bias_after_round, u
       for (double& x : *v.d) x *= s;
     if (p.nonlinear == 1)
       for (double& x : *v.d) x = relu(x);
-    if (p.nonlinear == 2 && lut) apply_lut(*v.d, *lut, lut_is_sigmoid, opts, notes);
+    if (p.nonlinear == 2 && lut) apply_lut(*v.d, *lut, opts, notes);
   } else {
     const float sf = static_cast<float>(s);
     if (!unit)
@@ -82,19 +87,20 @@ Status post_stage(Values& v, const TaskPlan& p, const float* bias_after_round, u
 
 }  // namespace
 
-Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutTable* lut, bool lut_is_sigmoid,
-               const Options& opts, Workspace& ws, uint32_t task, Values& out, std::vector<std::string>& notes) {
+Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutReading* lut, const Options& opts, Workspace& ws,
+               uint32_t task, Values& out, std::vector<std::string>& notes) {
   out.wide = false;
   out.f = x;
-  const uint64_t hw = uint64_t{p.src.h} * p.src.w;
-  return post_stage(out, p, nullptr, hw, true, lut, lut_is_sigmoid, opts, ws, task, notes);
+  const uint64_t hw = uint64_t{p.a.dims.h} * p.a.dims.w;
+  return post_stage(out, p, nullptr, hw, true, lut, opts, ws, task, notes);
 }
 
-Status ne_conv(const Buf<float>& x, const Buf<float>& w, const float* bias, const TaskPlan& p,
-               const LutTable* lut, bool lut_is_sigmoid, const Options& opts, Workspace& ws, uint32_t task,
-               Values& out, std::vector<std::string>& notes) {
+Status ne_conv(const Buf<float>& x, const Buf<float>& w, const float* bias, const TaskPlan& tp,
+               const LutReading* lut, const Options& opts, Workspace& ws, uint32_t task, Values& out,
+               std::vector<std::string>& notes) {
+  const NePlan& p = tp.ne;
   const Numerics& n = opts.numerics;
-  const uint64_t hw = uint64_t{p.src.h} * p.src.w;
+  const uint64_t hw = uint64_t{tp.a.dims.h} * tp.a.dims.w;
   const uint64_t outs = uint64_t{p.cout} * hw;
   const bool in_acc = bias && n.bias == Numerics::BiasPoint::InAccumulator;
   const float* bias_in_acc = in_acc ? bias : nullptr;
@@ -133,7 +139,7 @@ Status ne_conv(const Buf<float>& x, const Buf<float>& w, const float* bias, cons
     out.f = *y;
   }
   const float* after = bias && !in_acc ? bias : nullptr;
-  return post_stage(out, p, after, hw, false, lut, lut_is_sigmoid, opts, ws, task, notes);
+  return post_stage(out, tp, after, hw, false, lut, opts, ws, task, notes);
 }
 
 }  // namespace ane::sim::detail

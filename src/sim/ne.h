@@ -23,18 +23,16 @@ struct Values {
   Buf<double>* d = nullptr;  // when wide
 };
 
-// The table a lookup task uses: lane 0 as 64 fp16 slots.
-using LutTable = std::array<uint16_t, kLutSlots>;
-
-// Section 6.1: x (fp32, from the source DMA) through the post stage.
-Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutTable* lut, bool lut_is_sigmoid,
-               const Options& opts, Workspace& ws, uint32_t task, Values& out, std::vector<std::string>& notes);
+// Section 6.1: x (fp32, from the source) through the post stage; with
+// Mac::AccumulatePass the accumulator bias is added first.
+Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutReading* lut, const Options& opts, Workspace& ws,
+               uint32_t task, Values& out, std::vector<std::string>& notes);
 
 // Section 6.2: y[oc] = sum_ic w[oc][ic] * x[ic] (+ bias[oc]) at every pixel,
 // then the post stage. x is [Cin][H*W], w is [Cout][Cin], bias null
 // without BiasMode.
 Status ne_conv(const Buf<float>& x, const Buf<float>& w, const float* bias, const TaskPlan& p,
-               const LutTable* lut, bool lut_is_sigmoid, const Options& opts, Workspace& ws, uint32_t task,
-               Values& out, std::vector<std::string>& notes);
+               const LutReading* lut, const Options& opts, Workspace& ws, uint32_t task, Values& out,
+               std::vector<std::string>& notes);
 
 }  // namespace ane::sim::detail

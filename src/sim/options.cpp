@@ -69,11 +69,13 @@ struct AssumptionName {
 };
 
 constexpr AssumptionName kAssumptions[] = {
-    {"A1", "pe-minmax", &Assumptions::pe_minmax},
     {"A2", "ocg-layout", &Assumptions::ocg_layout},
     {"A3", "post-chain", &Assumptions::post_chain},
-    {"A4", "lut-any", &Assumptions::lut_any},
 };
+
+// Former assumptions the evidence settled (docs/simulator.md): still accepted,
+// so that existing command lines keep working, but they change nothing.
+constexpr const char* kRetired[][2] = {{"A1", "pe-minmax"}, {"A4", "lut-any"}};
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -99,6 +101,8 @@ Status apply_option(Options& opts, const std::string& setting) {
       return Ok{};
     }
   }
+  for (const auto& r : kRetired)
+    if (s == lower(r[0]) || s == r[1]) return Ok{};
   const size_t eq = s.find('=');
   if (eq != std::string::npos) {
     std::string name = s.substr(0, eq);

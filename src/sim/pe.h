@@ -1,14 +1,24 @@
-// Planar engine (section 7): element-wise a op b on two fp16 tensors of one
-// shape. With the scales every public file uses the result is exactly
-// `a op b`, rounded once by the output DMA.
+// Planar engine (section 7, widened by the eiln kernels): element-wise
+//   y = Scale * op(PreScale * a, b or -b) + Bias,   |y| under Cond,
+// with op add, mul, max or min (one operand: y = Scale * PreScale * a + Bias),
+// and reductions along W (sum or max, times FinalScale, optionally 1 / y).
+// Everything is computed in fp64 and rounded once by the output.
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
+
+#include "ane/sim.h"
+#include "plan.h"
 
 namespace ane::sim::detail {
 
-// op: 0 add, 1 mul, 2 max, 3 min (2 and 3 only under A1). NaN propagates.
-void pe_elementwise(uint32_t op, const float* a, const float* b, double* out, size_t n);
+// b is null for one operand. NaN propagates.
+void pe_elementwise(const PePlan& pe, const float* a, const float* b, double* out, size_t n);
+
+// One value per H x W plane of `in` (g * c of them), as mil-hwx-compiler's
+// reductions show: the compiler lays the reduced axes out as the plane.
+// fp32: sums in fp32 in memory order (acc=fp32, fp32-ordered); fp64: in fp64.
+void pe_reduce(const PePlan& pe, const float* a, const Dims& in, bool fp64_sum, double* out);
 
 }  // namespace ane::sim::detail

@@ -1,9 +1,13 @@
 // What one task does, decided from its register image before any memory is
-// touched: the supported-envelope check (section 11.1) and the task class
-// (section 5). The units below execute a TaskPlan.
+// touched: which units run (neural engine, planar engine, a reduction), where
+// each operand comes from (tile DMA or a result an earlier task left in L2)
+// and where the result goes. The units below execute a TaskPlan; hwx-dump
+// prints its summary. Anything outside what the evidence supports is
+// refused with "unsupported: <Field>=<value> in task N".
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,42 +17,124 @@
 
 namespace ane::sim::detail {
 
-enum class Engine { NePass, NeConv, Pe };
+// A logical tensor: groups x channels x rows x columns, dense in that order.
+struct Dims {
+  uint32_t g = 1, c = 1, h = 1, w = 1;
+  uint64_t elements() const { return uint64_t{g} * c * h * w; }
+  bool operator==(const Dims&) const = default;
+};
 
-// One tensor DMA: an fp16 [C][H][W] tensor at slot + base, W innermost.
+// One tile DMA: an fp16 [G][C][H][W] tensor at slot + base, W innermost.
 struct TensorDma {
-  const char* unit = "";      // "TileDMASrc", "TileDMASrc2", "TileDMADst"
+  const char* unit = "";                  // "TileDMASrc", "TileDMASrc2", "TileDMADst"
   const FieldInfo* slot_field = nullptr;  // Header field that selects the slot
   int slot = -1;
-  uint64_t base = 0, row = 0, plane = 0;  // bytes
-  uint32_t c = 0, h = 0, w = 0;
+  uint64_t base = 0, row = 0, plane = 0, group = 0;  // bytes
+  Dims dims;
 
-  uint64_t elements() const { return uint64_t{c} * h * w; }
-  // One past the last byte touched (base + (C-1)*plane + (H-1)*row + 2W).
-  uint64_t end() const { return base + (uint64_t{c} - 1) * plane + (uint64_t{h} - 1) * row + 2 * uint64_t{w}; }
+  uint64_t elements() const { return dims.elements(); }
+  // One past the last byte touched.
+  uint64_t end() const {
+    return base + (uint64_t{dims.g} - 1) * group + (uint64_t{dims.c} - 1) * plane + (uint64_t{dims.h} - 1) * row +
+           2 * uint64_t{dims.w};
+  }
+};
+
+// Where an engine input comes from.
+struct Operand {
+  enum class From { None, Dma, L2 } from = From::None;
+  TensorDma dma;          // From::Dma
+  uint64_t l2 = 0;        // From::L2: byte address of the earlier result
+  Dims dims;              // the tensor the engine sees
+  // An L2 result with extent 1 along these axes, repeated to fill `dims`.
+  bool broadcast_w = false, broadcast_h = false, broadcast_c = false;
+  bool broadcasts() const { return broadcast_w || broadcast_h || broadcast_c; }
+  // The dims of the values the operand actually holds.
+  Dims stored() const { return {dims.g, broadcast_c ? 1 : dims.c, broadcast_h ? 1 : dims.h, broadcast_w ? 1 : dims.w}; }
+};
+
+// Where the result goes.
+struct Destination {
+  enum class To { Dma, L2 } to = To::Dma;
+  TensorDma dma;
+  uint64_t l2 = 0;
+  Dims dims;
+};
+
+enum class Engine { Ne, Pe, PeReduce };
+
+struct NePlan {
+  enum class Mac { Pass, AccumulatePass, Conv } mac = Mac::Pass;
+  uint32_t cin = 0, cout = 0, ocg = 0;
+  bool bias = false;              // BiasMode: lane oc starts with the bias (conv)
+  uint16_t acc_bias = 0;          // fp16 added to the accumulator (AccumulatePass)
+  uint16_t post_scale = 0x3c00;
+  uint32_t nonlinear = 0;         // 0 none, 1 ReLU, 2 lookup table (lane 0)
+  int kernel_slot = -1;
+};
+
+struct PePlan {
+  uint32_t op = 0;                // 0 add, 1 mul, 2 max, 3 min
+  uint32_t second = 0;            // SecSrc: 0 none, 2 b, 3 -b
+  bool abs = false;               // Cond: |result|
+  uint16_t pre_scale = 0x3c00, scale = 0x3c00, bias = 0;  // fp16
+  uint32_t final_scale = 0x3f800000;                      // fp32
+  // Reductions over W.
+  enum class Reduce { Sum, Max } reduce = Reduce::Sum;
+  bool reciprocal = false;
 };
 
 struct TaskPlan {
-  Engine engine = Engine::NePass;
-  std::string op;  // trace name: "pass", "relu", "sigmoid", "conv", "add", ...
-  TensorDma src, src2, dst;
-  uint32_t cin = 0, cout = 0;
-  // Neural engine.
-  uint32_t nonlinear = 0;  // 0 none, 1 ReLU, 2 table lookup
-  bool bias = false;
-  uint16_t post_scale = kFp16OneBits;
-  uint32_t ocg = 0;
-  int kernel_slot = -1;
-  // Planar engine: 0 add, 1 mul, 2 max, 3 min.
-  uint32_t pe_op = 0;
+  Engine engine = Engine::Ne;
+  std::string op;       // trace name: "pass", "relu", "table", "conv", "add", "reduce-max", ...
+  Operand a, b;         // b: the second operand (PE), else From::None
+  Destination out;
+  NePlan ne;
+  PePlan pe;
   std::vector<std::string> notes;   // assumptions used
   std::vector<std::string> traced;  // fields with no known effect
-
-  static constexpr uint16_t kFp16OneBits = 0x3c00;
 };
 
-// Validates the image against the supported envelope and classifies it.
-// Errors: "unsupported: <Field>=<value> in task N".
+// Validates the image against what the evidence supports and plans it.
 Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uint32_t task);
+
+// Parts of plan_task (plan_ne.cpp, plan_pe.cpp).
+class Checker;
+Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p);
+Status plan_pe(const Checker& c, TaskPlan& p);
+Status plan_pe_reduce(const Checker& c, TaskPlan& p);
+
+// The register checks shared by the planners.
+class Checker {
+ public:
+  Checker(const RegisterImage& r, uint32_t task) : r_(r), task_(task) {}
+
+  uint32_t get(const FieldInfo* f) const { return r_.get(*f); }
+  uint32_t word(const FieldInfo* f) const { return r_.word(f->address); }
+  const RegisterImage& regs() const { return r_; }
+  uint32_t task() const { return task_; }
+
+  // Field must hold `want`.
+  Status eq(const FieldInfo* f, uint32_t want) const;
+  // Field must hold `want`, reported together with the field that requires it.
+  Status eq_with(const FieldInfo* f, uint32_t want, const FieldInfo* because) const;
+  // The whole register of `f` must equal `want` outside `ignore`; names the
+  // first field that differs, or the register when only unnamed bits do.
+  Status word_eq(const FieldInfo* f, uint32_t want, uint32_t ignore = 0) const;
+  Error fail(const FieldInfo* f) const { return unsupported_field(f, get(f)); }
+  Error fail_with(const FieldInfo* f, const FieldInfo* g) const;
+
+ private:
+  Error unsupported_field(const FieldInfo* f, uint32_t v) const;
+  const RegisterImage& r_;
+  uint32_t task_;
+};
+
+#define ANE_TRY(expr)                                   \
+  do {                                                  \
+    if (Status s_ = (expr); !s_) return s_.error();     \
+  } while (0)
+
+inline bool fp16_finite(uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
 
 }  // namespace ane::sim::detail

@@ -19,36 +19,6 @@ namespace {
 
 constexpr uint32_t kTdBytes = 0x274;           // complete H13 task descriptor (section 2.3)
 constexpr uint32_t kFloat16Type = 5;           // element type code of fp16 buffers
-constexpr uint32_t kSectionTypeMask = 0xff;
-constexpr uint32_t kZerofill = 0x1, kGbZerofill = 0xc;
-
-struct SlotSource {
-  uint64_t size = 0;
-  std::span<const uint8_t> bytes;  // initial contents (may be shorter: rest is zero)
-};
-
-// The section that starts at `address` and the memory it gives a slot:
-// file-backed sections bring their bytes and size; VM-only ones (tensor
-// buffers, __DATA scratch) get zeros up to the end of their segment.
-std::optional<SlotSource> slot_source(const HwxFile& file, uint64_t address) {
-  for (const SegmentCommand* seg : file.segments()) {
-    for (const auto& sec : seg->sections) {
-      if (sec.addr != address) continue;
-      const uint32_t type = sec.flags & kSectionTypeMask;
-      const bool vm_only = seg->filesize == 0 || type == kZerofill || type == kGbZerofill;
-      SlotSource s;
-      s.size = sec.size;
-      if (!vm_only) {
-        s.bytes = file.section_data(sec);
-      } else if (address >= seg->vmaddr && address - seg->vmaddr <= seg->vmsize &&
-                 seg->vmsize - (address - seg->vmaddr) > sec.size) {
-        s.size = seg->vmsize - (address - seg->vmaddr);  // the driver maps whole 16 KiB pages
-      }
-      return s;
-    }
-  }
-  return std::nullopt;
-}
 
 // Byte offset of element (n, c, h, w) relative to the buffer start, bounds
 // checked against its slot: the layout of one named buffer.
@@ -64,21 +34,20 @@ struct BufferLayout {
 struct Simulator::Impl {
   Machine machine;
   std::vector<Task> tasks;
-  std::vector<BufferInfo> buffers, inputs, outputs;
-  std::array<uint64_t, 32> slot_address{};
+  std::vector<Buffer> buffers, inputs, outputs;
 
-  Expected<BufferLayout> layout(const BufferInfo& b) const;
-  const BufferInfo* find(const std::string& name, bool inputs_only) const;
+  Expected<BufferLayout> layout(const Buffer& b) const;
+  const Buffer* find(const std::string& name, bool inputs_only) const;
 };
 
-const BufferInfo* Simulator::Impl::find(const std::string& name, bool inputs_only) const {
+const Buffer* Simulator::Impl::find(const std::string& name, bool inputs_only) const {
   for (const auto& b : inputs_only ? inputs : buffers)
     if (b.name == name) return &b;
   return nullptr;
 }
 
-Expected<BufferLayout> Simulator::Impl::layout(const BufferInfo& b) const {
-  const auto shape = b.shape();
+Expected<BufferLayout> Simulator::Impl::layout(const Buffer& b) const {
+  const auto& shape = b.layout;
   if (!shape) return make_error(fmt::format("buffer '{}' has no shape (no descriptor or tensor stab)", b.name));
   if (shape->type != kFloat16Type)
     return make_error(fmt::format("buffer '{}' holds {}, only float16 is supported", b.name,
@@ -89,7 +58,7 @@ Expected<BufferLayout> Simulator::Impl::layout(const BufferInfo& b) const {
     return make_error(fmt::format("buffer '{}' (address {:#x}) is in no bound slot", b.name, b.address));
   BufferLayout l;
   l.slot = b.slot;
-  l.offset = b.address - slot_address[b.slot];
+  l.offset = b.offset;
   l.nchw = shape->nchw;
   l.strides = shape->strides;
   const uint64_t size = machine.slot(b.slot)->size();
@@ -117,46 +86,33 @@ Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 Expected<Simulator> Simulator::create(const Program& program, Options opts) {
-  const auto prog = program.file.program();
-  if (!prog) return make_error("no program descriptor (LC_THREAD flavor 1): the file has no slot table");
-
+  if (program.slots.empty())
+    return make_error(program.hwx ? "no program descriptor (LC_THREAD flavor 1): the file has no slot table"
+                                  : "the program binds no memory slots");
   // Decide every slot first, allocate only when the total fits the limit.
-  std::array<std::optional<SlotSource>, 32> sources;
-  std::array<int, 32> alias_of;
-  alias_of.fill(-1);
   uint64_t total = 0;
-  for (int k = 0; k < 32; ++k) {
-    const uint64_t a = prog->slots[k];
-    if (a == 0) continue;  // unbound: a task that names it fails
-    for (int j = 0; j < k; ++j)
-      if (prog->slots[j] == a && (sources[j] || alias_of[j] >= 0)) alias_of[k] = alias_of[j] >= 0 ? alias_of[j] : j;
-    if (alias_of[k] >= 0) continue;
-    sources[k] = slot_source(program.file, a);
-    if (!sources[k]) continue;  // no section at that address: unbound
-    if (__builtin_add_overflow(total, sources[k]->size, &total) || total > opts.memory_limit)
+  for (const auto& s : program.slots) {
+    if (s.index < 0 || s.index >= 32) return make_error(fmt::format("slot {} is outside 0..31", s.index));
+    if (s.alias_of >= 0) continue;
+    if (__builtin_add_overflow(total, s.size, &total) || total > opts.memory_limit)
       return make_error(fmt::format("slot memories need more than {:#x} bytes (the memory limit); slot {} alone "
                                     "asks for {:#x}",
-                                    opts.memory_limit, k, sources[k]->size));
+                                    opts.memory_limit, s.index, s.size));
   }
 
   Simulator sim;
   Impl& im = *sim.impl_;
   im.machine = Machine(opts);
-  for (int k = 0; k < 32; ++k) {
-    if (!sources[k]) continue;
-    std::vector<uint8_t> bytes(sources[k]->size);
-    const auto& init = sources[k]->bytes;
-    std::copy_n(init.begin(), std::min<uint64_t>(init.size(), bytes.size()), bytes.begin());
-    im.machine.set_slot(k, std::move(bytes));
-    im.slot_address[k] = prog->slots[k];
+  for (const auto& s : program.slots) {
+    if (s.alias_of >= 0) continue;
+    std::vector<uint8_t> bytes(s.size);
+    std::copy_n(s.contents.begin(), std::min<uint64_t>(s.contents.size(), bytes.size()), bytes.begin());
+    im.machine.set_slot(s.index, std::move(bytes));
   }
-  for (int k = 0; k < 32; ++k) {
-    if (alias_of[k] < 0) continue;
-    im.machine.alias_slot(k, alias_of[k]);
-    im.slot_address[k] = prog->slots[k];
-  }
+  for (const auto& s : program.slots)
+    if (s.alias_of >= 0) im.machine.alias_slot(s.index, s.alias_of);
   im.tasks = program.tasks;
-  im.buffers = program.file.buffers();
+  im.buffers = program.buffers;
   for (const auto& b : im.buffers) {
     if (b.direction == BufferDirection::Input) im.inputs.push_back(b);
     if (b.direction == BufferDirection::Output) im.outputs.push_back(b);
@@ -164,13 +120,13 @@ Expected<Simulator> Simulator::create(const Program& program, Options opts) {
   return sim;
 }
 
-const std::vector<BufferInfo>& Simulator::inputs() const { return impl_->inputs; }
-const std::vector<BufferInfo>& Simulator::outputs() const { return impl_->outputs; }
+const std::vector<Buffer>& Simulator::inputs() const { return impl_->inputs; }
+const std::vector<Buffer>& Simulator::outputs() const { return impl_->outputs; }
 const Machine& Simulator::machine() const { return impl_->machine; }
 Machine& Simulator::machine() { return impl_->machine; }
 
 Status Simulator::set_input(const std::string& name, const Tensor& t) {
-  const BufferInfo* b = impl_->find(name, true);
+  const Buffer* b = impl_->find(name, true);
   if (!b) {
     std::vector<std::string> names;
     for (const auto& i : impl_->inputs) names.push_back("'" + i.name + "'");
@@ -193,7 +149,7 @@ Status Simulator::set_input(const std::string& name, const Tensor& t) {
 }
 
 Expected<Tensor> Simulator::read_buffer(const std::string& name) const {
-  const BufferInfo* b = impl_->find(name, false);
+  const Buffer* b = impl_->find(name, false);
   if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
   auto l = impl_->layout(*b);
   if (!l) return l.error();
@@ -212,6 +168,7 @@ Expected<Tensor> Simulator::read_buffer(const std::string& name) const {
 }
 
 Status Simulator::run(const TraceHook& trace) {
+  impl_->machine.clear_l2();  // nothing carries over from an earlier run
   const auto layout = default_stream_layout();
   for (const Task& task : impl_->tasks) {
     // Only the complete v4.2.1-style TD is understood (section 11.3 #11).

@@ -30,7 +30,7 @@ std::vector<std::unique_ptr<Buf<float>>>& Workspace::pool_f() { return st_.pool.
 std::vector<std::unique_ptr<Buf<double>>>& Workspace::pool_d() { return st_.pool.d; }
 
 Status Workspace::charge(uint64_t bytes, const char* what, uint32_t task) {
-  const uint64_t slots = st_.slot_bytes(), limit = st_.opts.memory_limit;
+  const uint64_t slots = st_.slot_bytes() + st_.l2.bytes(), limit = st_.opts.memory_limit;
   auto held = [&] { return slots + st_.pool.bytes() + lent_bytes_; };
   if (held() > limit || bytes > limit - held()) st_.pool.clear();  // idle buffers go first
   if (held() > limit || bytes > limit - held())
@@ -127,7 +127,8 @@ const std::vector<uint8_t>* Machine::slot(int k) const {
 }
 
 uint64_t Machine::slot_bytes() const { return state_->slot_bytes(); }
-uint64_t Machine::peak_bytes() const { return std::max(state_->peak, state_->slot_bytes() + state_->pool.bytes()); }
+uint64_t Machine::peak_bytes() const { return std::max(state_->peak, state_->held_bytes()); }
+void Machine::clear_l2() { state_->l2.clear(); }
 const Options& Machine::options() const { return state_->opts; }
 
 }  // namespace ane::sim

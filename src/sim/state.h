@@ -13,6 +13,7 @@
 
 #include "ane/error.h"
 #include "ane/sim.h"
+#include "l2.h"
 
 namespace ane::sim::detail {
 
@@ -95,18 +96,20 @@ class Workspace {
 
 // The machine's state proper; Machine::State (private in sim.h) is this.
 // The register image of the running task is passed to the units explicitly
-// (Machine::run_task's argument). L2 holds no state here: staging through it
-// is transparent for every supported task (section 5), and the tasks that
-// would read or write it directly (tile DMA disabled) are refused.
+// (Machine::run_task's argument). L2 staging of tile DMA is transparent
+// (section 5); what L2 holds between tasks is the L2Store.
 struct MachineState {
   Options opts;
   // Slot memories; two slots with one address share one vector.
   std::array<std::shared_ptr<std::vector<uint8_t>>, kSlots> slots;
   BufferPool pool;
+  L2Store l2;  // results chained tasks leave in L2
   uint64_t peak = 0;
 
   uint64_t slot_bytes() const;
-  void note_peak() { peak = std::max(peak, slot_bytes() + pool.bytes()); }
+  // Everything held between tasks: slot memories, L2 results, pooled buffers.
+  uint64_t held_bytes() const { return slot_bytes() + l2.bytes() + pool.bytes(); }
+  void note_peak() { peak = std::max(peak, held_bytes()); }
 
   // The memory of slot k, or an error naming the header field that selects it.
   Expected<std::vector<uint8_t>*> memory(int k, const char* field, uint32_t task);

@@ -22,22 +22,22 @@ Expected<std::vector<uint8_t>*> tile_dma_bind(MachineState& st, const TensorDma&
 void tile_dma_in(const std::vector<uint8_t>& mem, const TensorDma& t, float* out, bool ftz, bool count,
                  uint64_t& subnormals) {
   const uint8_t* base = mem.data() + t.base;
+  const Dims& d = t.dims;
   uint64_t sub = 0;
-  for (uint32_t c = 0; c < t.c; ++c) {
-    for (uint32_t h = 0; h < t.h; ++h) {
-      const uint8_t* row = base + c * t.plane + h * t.row;
-      float* o = out + (uint64_t{c} * t.h + h) * t.w;
-      if (!ftz && !count) {
-        fp16_to_float_n(row, o, t.w);  // the hot path: F16C where available
-        continue;
-      }
-      for (uint32_t w = 0; w < t.w; ++w) {
-        uint16_t v = load_u16(row + 2 * uint64_t{w});
-        const bool is_sub = (v & 0x7c00u) == 0 && (v & 0x03ffu) != 0;
-        sub += is_sub;
-        if (ftz && is_sub) v &= 0x8000u;
-        o[w] = fp16_to_float(v);
-      }
+  for (uint64_t r = 0; r < uint64_t{d.g} * d.c * d.h; ++r) {
+    const uint64_t h = r % d.h, c = r / d.h % d.c, g = r / (uint64_t{d.h} * d.c);
+    const uint8_t* row = base + g * t.group + c * t.plane + h * t.row;
+    float* o = out + r * d.w;
+    if (!ftz && !count) {
+      fp16_to_float_n(row, o, d.w);  // the hot path: F16C where available
+      continue;
+    }
+    for (uint32_t w = 0; w < d.w; ++w) {
+      uint16_t v = load_u16(row + 2 * uint64_t{w});
+      const bool is_sub = (v & 0x7c00u) == 0 && (v & 0x03ffu) != 0;
+      sub += is_sub;
+      if (ftz && is_sub) v &= 0x8000u;
+      o[w] = fp16_to_float(v);
     }
   }
   subnormals += sub;
@@ -88,32 +88,49 @@ void scatter(std::vector<uint8_t>& mem, const TensorDma& t, const T* y, const Nu
   // for notes come from one cheap pass over the fp16 results.
   const bool bulk = std::is_same_v<T, float> && n.overflow == Numerics::Overflow::Inf &&
                     n.subnormals == Numerics::Subnormals::Keep;
-  for (uint32_t c = 0; c < t.c; ++c) {
-    for (uint32_t h = 0; h < t.h; ++h) {
-      uint8_t* row = base + c * t.plane + h * t.row;
-      const T* src = y + (uint64_t{c} * t.h + h) * t.w;
-      if constexpr (std::is_same_v<T, float>) {
-        if (bulk) {
-          float_to_fp16_n(src, row, t.w);
-          if (!stats) continue;
-          for (uint32_t w = 0; w < t.w; ++w) {
-            const uint16_t v = load_u16(row + 2 * uint64_t{w});
-            finish_fp16(v, std::isinf(src[w]), n, rc);  // counts only: no option changes v
-            stats->add(v);
-          }
-          continue;
+  const Dims& d = t.dims;
+  for (uint64_t r = 0; r < uint64_t{d.g} * d.c * d.h; ++r) {
+    const uint64_t h = r % d.h, c = r / d.h % d.c, g = r / (uint64_t{d.h} * d.c);
+    uint8_t* row = base + g * t.group + c * t.plane + h * t.row;
+    const T* src = y + r * d.w;
+    if constexpr (std::is_same_v<T, float>) {
+      if (bulk) {
+        float_to_fp16_n(src, row, d.w);
+        if (!stats) continue;
+        for (uint32_t w = 0; w < d.w; ++w) {
+          const uint16_t v = load_u16(row + 2 * uint64_t{w});
+          finish_fp16(v, std::isinf(src[w]), n, rc);  // counts only: no option changes v
+          stats->add(v);
         }
+        continue;
       }
-      for (uint32_t w = 0; w < t.w; ++w) {
-        const uint16_t v = round_one(src[w], n, rc);
-        store_u16(row + 2 * uint64_t{w}, v);
-        if (stats) stats->add(v);
-      }
+    }
+    for (uint32_t w = 0; w < d.w; ++w) {
+      const uint16_t v = round_one(src[w], n, rc);
+      store_u16(row + 2 * uint64_t{w}, v);
+      if (stats) stats->add(v);
     }
   }
 }
 
 }  // namespace
+
+template <typename T>
+void round_dense(const T* y, uint64_t count, uint16_t* out, const Numerics& n, RoundCounts& rc, OutputStats* stats) {
+  for (uint64_t i = 0; i < count; ++i) {
+    out[i] = round_one(y[i], n, rc);
+    if (stats) stats->add(out[i]);
+  }
+}
+
+void round_to_fp16(const float* y, uint64_t count, uint16_t* out, const Numerics& n, RoundCounts& rc,
+                   OutputStats* stats) {
+  round_dense(y, count, out, n, rc, stats);
+}
+void round_to_fp16(const double* y, uint64_t count, uint16_t* out, const Numerics& n, RoundCounts& rc,
+                   OutputStats* stats) {
+  round_dense(y, count, out, n, rc, stats);
+}
 
 void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const float* y, const Numerics& n, RoundCounts& rc,
                   OutputStats* stats) {

@@ -19,7 +19,7 @@ namespace ane::sim::detail {
 Expected<std::vector<uint8_t>*> tile_dma_bind(MachineState& st, const TensorDma& t, bool write, uint32_t task,
                                               std::vector<DmaRecord>* record);
 
-// Gathers t into out[c][h][w] (dense fp32). Row padding is never read.
+// Gathers t into out[g][c][h][w] (dense fp32). Row padding is never read.
 // With `count` (tracing) or `ftz`, counts subnormal inputs into `subnormals`;
 // under subnormal=ftz they become signed zeros.
 void tile_dma_in(const std::vector<uint8_t>& mem, const TensorDma& t, float* out, bool ftz, bool count,
@@ -35,11 +35,17 @@ struct OutputStats {
   void store(TraceRecord& r) const;
 };
 
-// Rounds y[c][h][w] to fp16 (numerics options) and scatters it to t's
+// Rounds y[g][c][h][w] to fp16 (numerics options) and scatters it to t's
 // element bytes; row padding is left as it was. `stats` may be null.
 void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const float* y, const Numerics& n,
                   RoundCounts& rc, OutputStats* stats);
 void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const double* y, const Numerics& n,
                   RoundCounts& rc, OutputStats* stats);
+
+// Rounds `count` dense values to fp16 (a result that stays in L2).
+void round_to_fp16(const float* y, uint64_t count, uint16_t* out, const Numerics& n, RoundCounts& rc,
+                   OutputStats* stats);
+void round_to_fp16(const double* y, uint64_t count, uint16_t* out, const Numerics& n, RoundCounts& rc,
+                   OutputStats* stats);
 
 }  // namespace ane::sim::detail

@@ -17,6 +17,11 @@ std::string dma_list(const std::vector<DmaRecord>& dma) {
   for (size_t i = 0; i < dma.size();) {
     const DmaRecord& d = dma[i];
     if (!out.empty()) out += ' ';
+    if (d.slot < 0) {  // an L2 result
+      out += fmt::format("{}[{:#x},{:#x})", d.unit, d.begin, d.end);
+      ++i;
+      continue;
+    }
     if (d.lane < 0) {
       out += fmt::format("{} s{}[{:#x},{:#x})", d.unit, d.slot, d.begin, d.end);
       ++i;

@@ -24,14 +24,28 @@ Expected<std::vector<Task>> decode_tasks(const HwxFile& file) {
     return make_error(text_sec->offset, "__TEXT,__text is not backed by file bytes");
 
   const auto prog = file.program();
-  uint64_t size = 4 * (uint64_t{prog ? prog->first_task_words_m1 : kV4TaskWordsM1} + 1);
+  const uint64_t first = 4 * (uint64_t{prog ? prog->first_task_words_m1 : kV4TaskWordsM1} + 1);
+  auto chain = decode_task_chain(text, text_sec->offset, first, "__text");
+  if (!chain) return chain.error();
+  std::vector<Task> tasks = std::move(chain).value();
+  if (prog && prog->task_count != tasks.size()) {
+    const uint64_t at = file.commands[prog->command_index].offset + 0x81c;
+    return make_error(at, fmt::format("program descriptor says {} tasks but the task chain has {}", prog->task_count,
+                                      tasks.size()));
+  }
+  return tasks;
+}
+
+Expected<std::vector<Task>> decode_task_chain(std::span<const uint8_t> text, uint64_t file_offset,
+                                              uint64_t first_task_bytes, const char* region) {
+  uint64_t size = first_task_bytes;
   uint64_t off = 0;
   std::vector<Task> tasks;
   while (true) {
-    const uint64_t file_off = text_sec->offset + off;
+    const uint64_t file_off = file_offset + off;
     if (off + size > text.size())
-      return make_error(file_off, fmt::format("task {} ({:#x} bytes at __text+{:#x}) runs past the end of __text ({:#x} bytes)",
-                                              tasks.size(), size, off, text.size()));
+      return make_error(file_off, fmt::format("task {} ({:#x} bytes at {}+{:#x}) runs past the end of {} ({:#x} bytes)",
+                                              tasks.size(), size, region, off, region, text.size()));
     auto t = decode_task(text.subspan(off, size), file_off);
     if (!t) return t.error();
     t->index = static_cast<uint32_t>(tasks.size());
@@ -44,15 +58,10 @@ Expected<std::vector<Task>> decode_tasks(const HwxFile& file) {
       return make_error(file_off + 0x1c, fmt::format("task {} NextPointer {:#x} does not move forward (cyclic task chain)",
                                                      tasks.size() - 1, next));
     if (next >= text.size())
-      return make_error(file_off + 0x1c, fmt::format("task {} NextPointer {:#x} is outside __text ({:#x} bytes)",
-                                                     tasks.size() - 1, next, text.size()));
+      return make_error(file_off + 0x1c, fmt::format("task {} NextPointer {:#x} is outside {} ({:#x} bytes)",
+                                                     tasks.size() - 1, next, region, text.size()));
     size = 4 * (uint64_t{(h1 >> 16) & 0x1ff} + 1);
     off = next;
-  }
-  if (prog && prog->task_count != tasks.size()) {
-    const uint64_t at = file.commands[prog->command_index].offset + 0x81c;
-    return make_error(at, fmt::format("program descriptor says {} tasks but the task chain has {}", prog->task_count,
-                                      tasks.size()));
   }
   return tasks;
 }

@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const ane::Program& p = *program;
-  check_round_trip(p.file, input);
+  if (p.hwx) check_round_trip(*p.hwx, input);
 
   // raw = true renders everything the default does plus the raw task words
   // (rendering both would cost time and reach no further code).
@@ -70,7 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!diff.empty()) fail("diff_programs(p, p) is not empty; entries", diff.size());
   n += ane::format_diff(p, p, diff).size();
 
-  for (const auto& k : ane::kernel_blobs(p.file)) n += k.data.size() + k.symbol.size();
+  if (p.hwx)
+    for (const auto& k : ane::kernel_blobs(*p.hwx)) n += k.data.size() + k.symbol.size();
   g_sink = g_sink + n;
   return 0;
 }

@@ -1,4 +1,5 @@
 #include "ane_ref.h"
+#include "lut_ref.h"
 
 #include <algorithm>
 #include <cmath>
@@ -103,21 +104,8 @@ uint16_t relu(uint16_t x) {
   return (x & 0x8000) ? 0x0000 : x;  // negatives and -0 become +0
 }
 
-double sigmoid_lut_exact(const Lut& t, double x) {
-  if (std::isnan(x)) return x;
-  auto node = [&](int i) { return to_double(t[4 + i]); };  // node i is x = -8 + i/2
-  double y;
-  if (x < -8) {
-    y = node(0) + to_double(t[37]) * (x + 8);  // left slope from slot 4
-  } else if (x > 8) {
-    y = node(32) + to_double(t[39]) * (x - 8);  // right slope from slot 36
-  } else {
-    const double pos = (x + 8) * 2;  // exact: x is an fp16 value
-    const int i = std::min(static_cast<int>(std::floor(pos)), 31);
-    y = node(i) + (pos - i) * (node(i + 1) - node(i));
-  }
-  return std::clamp(y, to_double(t[2]), to_double(t[3]));  // lower / upper clamp slots
-}
+// The general table reading, as the independent lut_ref implements it.
+double sigmoid_lut_exact(const Lut& t, double x) { return ane_ref::lut::eval(t, x); }
 
 uint16_t sigmoid_lut(const Lut& t, uint16_t x) { return to_fp16(sigmoid_lut_exact(t, to_double(x))); }
 

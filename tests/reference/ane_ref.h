@@ -61,7 +61,8 @@ Tensor3 conv1x1(const Tensor3& x, const std::vector<uint16_t>& w, int cout,
 uint16_t pass(uint16_t x, uint16_t post_scale = 0x3c00);
 uint16_t relu(uint16_t x);  // max(x, 0); NaN stays NaN (section 9: nan=propagate)
 
-// The 64-slot table of sigmoid.hwx, read as section 6.6 describes.
+// The 64-slot table of sigmoid.hwx, read by the general table reading
+// (lut_ref.h): nodes, lines beyond the grid, the range and its outputs.
 using Lut = std::array<uint16_t, 64>;
 double sigmoid_lut_exact(const Lut& t, double x);  // the straight-line model, unrounded
 uint16_t sigmoid_lut(const Lut& t, uint16_t x);    // ... rounded once

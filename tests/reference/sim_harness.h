@@ -50,14 +50,14 @@ inline ane::Program load(const std::string& name) {
 }
 
 inline ane::BufferInfo buffer(const ane::Program& p, const std::string& name) {
-  for (const auto& b : p.file.buffers())
+  for (const auto& b : p.hwx->buffers())
     if (b.name == name) return b;
   ADD_FAILURE() << "no buffer " << name;
   return {};
 }
 
 inline std::string output_name(const ane::Program& p) {
-  for (const auto& b : p.file.buffers())
+  for (const auto& b : p.hwx->buffers())
     if (b.direction == ane::BufferDirection::Output) return b.name;
   ADD_FAILURE() << "no output buffer";
   return {};
@@ -104,11 +104,11 @@ inline Fp16 lane(const ane::Program& p, const ane::RegisterImage& r, int i) {
   const uint64_t base = lane_offset(p, i);
   const uint64_t size = 64ull * field(r, ("KernelDMASrc.CoeffBfrSize[" + n + "].MemBfrSize").c_str());
   EXPECT_EQ(field(r, "Header[9].KBase0"), 1u);
-  const auto* cs = p.file.find_section("__TEXT", "__const");
+  const auto* cs = p.hwx->find_section("__TEXT", "__const");
   EXPECT_NE(cs, nullptr);
   Fp16 out;
   if (!cs) return out;
-  const auto bytes = p.file.section_data(*cs);
+  const auto bytes = p.hwx->section_data(*cs);
   for (uint64_t o = base; o + 1 < base + size && o + 1 < bytes.size(); o += 2)
     out.push_back(static_cast<uint16_t>(bytes[o] | bytes[o + 1] << 8));
   return out;
@@ -138,7 +138,7 @@ inline ref::Lut sigmoid_table(const ane::Program& p) {
 // sees the change whichever representation of the program it reads.
 inline ane::Program patched(const ane::Program& p, const std::vector<ane::RegisterImage>& regs,
                             const std::map<uint64_t, Fp16>& lanes = {}) {
-  ane::HwxFile f = p.file;
+  ane::HwxFile f = *p.hwx;
   for (auto& lc : f.commands) {
     auto* seg = lc.as<ane::SegmentCommand>();
     if (!seg || seg->segname != "__TEXT") continue;
@@ -193,17 +193,17 @@ inline uint64_t element_offset(const ane::BufferInfo::Shape& s, uint64_t e) {
 // buffers of their section size with the inputs scattered by their strides.
 inline ane::sim::Machine machine_for(const ane::Program& p, const Inputs& in, const Options& o = {}) {
   ane::sim::Machine m(o);
-  const auto info = p.file.program();
+  const auto info = p.hwx->program();
   EXPECT_TRUE(info.has_value());
   if (!info) return m;
-  const auto bufs = p.file.buffers();
+  const auto bufs = p.hwx->buffers();
   for (int k = 0; k < 32; ++k) {
     const uint64_t addr = info->slots[k];
     if (addr == 0) continue;
     for (const char* name : {"__text", "__const"}) {
-      const auto* s = p.file.find_section("__TEXT", name);
+      const auto* s = p.hwx->find_section("__TEXT", name);
       if (!s || s->addr != addr) continue;
-      const auto data = p.file.section_data(*s);
+      const auto data = p.hwx->section_data(*s);
       std::vector<uint8_t> bytes(data.begin(), data.end());
       bytes.resize(s->size);
       m.set_slot(k, std::move(bytes));

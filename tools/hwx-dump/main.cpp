@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ane/anec.h"
 #include "ane/dump.h"
 
 namespace {
@@ -27,11 +28,28 @@ std::string safe_file_name(const std::string& symbol, size_t index) {
   return out;
 }
 
-int write_weights(const ane::Program& p, const std::string& dir) {
+int make_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return fail(dir, ane::make_error("cannot create directory: " + ec.message()));
-  const auto blobs = ane::kernel_blobs(p.file);
+  return 0;
+}
+
+int write_weights(const ane::Program& p, const std::string& dir) {
+  if (int rc = make_dir(dir)) return rc;
+  if (!p.hwx) {
+    // An anec image has no symbols: its kernel bytes are one region.
+    const auto kernel = p.kernel_bytes();
+    if (kernel.empty()) {
+      fmt::print("{}: no kernel bytes\n", p.path);
+      return 0;
+    }
+    const std::string out = (std::filesystem::path(dir) / "kernel.bin").string();
+    if (auto s = ane::write_file(out, ane::Bytes(kernel.begin(), kernel.end())); !s) return fail(out, s.error());
+    fmt::print("{}  {:#x} bytes from the image at {:#x}\n", out, kernel.size(), p.anec ? p.anec->kernel_offset : 0);
+    return 0;
+  }
+  const auto blobs = ane::kernel_blobs(*p.hwx);
   if (blobs.empty()) fmt::print("{}: no kernel data symbols in __TEXT,__const\n", p.path);
   std::set<std::string> used;
   for (size_t i = 0; i < blobs.size(); ++i) {
@@ -45,30 +63,70 @@ int write_weights(const ane::Program& p, const std::string& dir) {
   return 0;
 }
 
+// --to-anec: the image, libane's JSON descriptor and the C header.
+int write_anec(const ane::Program& p, const std::string& dir) {
+  std::string name = ane::sanitize_file_name(std::filesystem::path(p.path).stem().string());
+  if (name.empty() || name.find_first_not_of('.') == std::string::npos) name = "model";
+  for (char& c : name)
+    if (c == '.' || c == '@' || c == '-') c = '_';  // the name becomes C identifiers
+  auto out = ane::export_anec(p, name);
+  if (!out) return fail(p.path, out.error());
+  if (int rc = make_dir(dir)) return rc;
+  const std::filesystem::path d(dir);
+  const std::string image = (d / (name + ".anec")).string(), json = (d / (name + ".json")).string(),
+                    header = (d / ("anec_" + name + ".h")).string();
+  if (auto s = ane::write_file(image, out->image); !s) return fail(image, s.error());
+  if (auto s = ane::write_file(json, ane::Bytes(out->descriptor_json.begin(), out->descriptor_json.end())); !s)
+    return fail(json, s.error());
+  if (auto s = ane::write_file(header, ane::Bytes(out->header.begin(), out->header.end())); !s)
+    return fail(header, s.error());
+  fmt::print("{}  {:#x} bytes: {} tasks, kernel data at {:#x}\n", image, out->image.size(), p.tasks.size(),
+             out->image.size() - p.kernel_bytes().size());
+  fmt::print("{}  descriptor (hwx-run {} --descriptor {})\n", json, image, json);
+  fmt::print("{}  C header for eiln's driver\n", header);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "hwx-dump: show everything inside an Apple Neural Engine .hwx program (H13 / M1):\n"
-      "the Mach-O container, named I/O buffers, symbols, kernel data and every task\n"
-      "descriptor decoded into named register fields.\n\n"
+      "hwx-dump: show everything inside an Apple Neural Engine program (H13 / M1): an .hwx\n"
+      "(Mach-O: the container, named I/O buffers, symbols) or an anec image of eiln's Linux\n"
+      "driver (the format is recognised by content), with every task descriptor decoded into\n"
+      "named register fields.\n\n"
       "Examples:\n"
       "  hwx-dump model.hwx                  text for people\n"
       "  hwx-dump --json model.hwx | jq .tasks[0].registers\n"
       "  hwx-dump --diff a.hwx b.hwx         what differs, per element and register field\n"
-      "  hwx-dump --weights out/ model.hwx   write each kernel symbol's bytes to out/\n\n"
+      "  hwx-dump --weights out/ model.hwx   write each kernel symbol's bytes to out/\n"
+      "  hwx-dump tanh.bin                   an anec image: buffers src0.., dst0.. from its tasks\n"
+      "  hwx-dump add.bin --descriptor MANIFEST.json   names and sizes from a descriptor\n"
+      "  hwx-dump --to-anec out/ model.hwx   write out/model.anec + model.json + anec_model.h\n\n"
       "Exit status: 0 success (for --diff: identical), 1 differences found (--diff),\n"
       "2 unreadable or malformed input, usage errors.",
       "hwx-dump"};
   std::vector<std::string> files;
   bool json = false, raw = false, diff = false;
-  std::string weights_dir;
-  app.add_option("files", files, "The .hwx file (two files with --diff)")->required()->expected(1, 2);
+  std::string weights_dir, anec_dir, format, descriptor, entry;
+  app.add_option("files", files, "The program: .hwx or anec (two files with --diff)")->required()->expected(1, 2);
   app.add_flag("--json", json, "Machine-readable JSON instead of text");
   app.add_flag("--raw", raw, "Also list every task word with its task offset and register address");
   app.add_flag("--diff", diff, "Compare two files: container elements and register fields by name");
   app.add_option("--weights", weights_dir, "Write the kernel data of each kernel symbol to DIR/<symbol>.bin")
       ->type_name("DIR");
+  app.add_option("--to-anec", anec_dir,
+                 "Write the program as an anec image for eiln's Linux driver: DIR/<name>.anec, its JSON "
+                 "descriptor DIR/<name>.json and C header DIR/anec_<name>.h")
+      ->type_name("DIR");
+  app.add_option("--format", format, "Read the file as this format instead of deciding by content")
+      ->check(CLI::IsMember({"hwx", "anec"}));
+  app.add_option("--descriptor", descriptor,
+                 "anec only: the descriptor naming buffers and giving sizes (a manifest JSON, one JSON entry, "
+                 "or the anec_<name>.h eiln's anect writes)")
+      ->type_name("FILE");
+  app.add_option("--entry", entry, "With --descriptor: the manifest entry or model to use (default: by file name)")
+      ->type_name("NAME");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -80,9 +138,13 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  ane::OpenOptions open;
+  if (!format.empty()) open.format = format == "hwx" ? ane::ContainerFormat::Hwx : ane::ContainerFormat::Anec;
+  open.descriptor_path = descriptor;
+  open.descriptor_entry = entry;
   std::vector<ane::Program> programs;
   for (const auto& f : files) {
-    auto p = ane::open_program(f);
+    auto p = ane::open_program(f, open);
     if (!p) return fail(f, p.error());
     programs.push_back(std::move(p).value());
   }
@@ -103,6 +165,7 @@ int main(int argc, char** argv) {
 
   const auto& p = programs[0];
   if (!weights_dir.empty()) return write_weights(p, weights_dir);
+  if (!anec_dir.empty()) return write_anec(p, anec_dir);
   fmt::print("{}", json ? ane::dump_json(p, opt) : ane::dump_text(p, opt));
   return 0;
 }

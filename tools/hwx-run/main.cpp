@@ -118,11 +118,14 @@ ane::Expected<double> compare(const std::string& name, const ane::sim::Tensor& t
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "hwx-run: execute an Apple Neural Engine .hwx program (H13 / M1) on a register-level\n"
-      "simulator. Inputs are bound by buffer name through the file's own slot table; each\n"
-      "output is written as OUTDIR/<output name>.npy (float16, [N,C,H,W]).\n\n"
+      "hwx-run: execute an Apple Neural Engine program (H13 / M1) on a register-level\n"
+      "simulator: an .hwx, or an anec image of eiln's Linux driver (recognised by content).\n"
+      "Inputs are bound by buffer name through the file's own slot table (anec: the driver's\n"
+      "convention, buffers src0.., dst0.. unless a descriptor names them); each output is\n"
+      "written as OUTDIR/<output name>.npy (float16, [N,C,H,W]).\n\n"
       "Examples:\n"
       "  hwx-run relu.hwx -i image=x.npy -o out/            writes out/probs@output.npy\n"
+      "  hwx-run tanh.bin -i src0=x.npy -o out/             an anec kernel: writes out/dst0.npy\n"
       "  hwx-run sum.hwx -i image=a.npy -i image2=b.npy -o out/ --trace\n"
       "  hwx-run gemm.hwx -i image=x.npy -o out/ --option acc=fp64 --json\n"
       "  hwx-run mul.hwx -i a=a.npy -i b=b.npy -o out/ --assume A1\n\n"
@@ -140,11 +143,11 @@ int main(int argc, char** argv) {
       "Exit status: 0 success, 1 an output differs from --expect by more than --tolerance,\n"
       "2 any error (one line on stderr: 'hwx-run: FILE: problem').",
       "hwx-run"};
-  std::string model, outdir, expect_dir;
+  std::string model, outdir, expect_dir, format, descriptor, entry;
   double tolerance = -1;
   std::vector<std::string> input_specs, option_specs, assume_specs;
   bool trace = false, json = false;
-  app.add_option("model", model, "The .hwx program")->required()->type_name("MODEL.hwx");
+  app.add_option("model", model, "The program: .hwx or anec")->required()->type_name("MODEL");
   app.add_option("-i,--input", input_specs, "Bind input buffer NAME to FILE.npy (repeat per input)")
       ->type_name("NAME=FILE.npy");
   app.add_option("-o,--output-dir", outdir, "Directory for the output .npy files (created if missing)")
@@ -162,6 +165,14 @@ int main(int argc, char** argv) {
       ->needs("--expect");
   app.add_option("--assume", assume_specs, "Turn on an assumption: A1..A4 or all-assumptions (repeatable)")
       ->type_name("A");
+  app.add_option("--format", format, "Read the model as this format instead of deciding by content")
+      ->check(CLI::IsMember({"hwx", "anec"}));
+  app.add_option("--descriptor", descriptor,
+                 "anec only: the descriptor naming buffers and giving shapes (a manifest JSON, one JSON entry, "
+                 "or the anec_<name>.h eiln's anect writes)")
+      ->type_name("FILE");
+  app.add_option("--entry", entry, "With --descriptor: the manifest entry or model to use (default: by file name)")
+      ->type_name("NAME");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -175,7 +186,11 @@ int main(int argc, char** argv) {
   for (const auto& s : assume_specs)
     if (auto st = ane::sim::apply_option(opts, s); !st) return fail("--assume", st.error().str());
 
-  auto program = ane::open_program(model);
+  ane::OpenOptions open;
+  if (!format.empty()) open.format = format == "hwx" ? ane::ContainerFormat::Hwx : ane::ContainerFormat::Anec;
+  open.descriptor_path = descriptor;
+  open.descriptor_entry = entry;
+  auto program = ane::open_program(model, open);
   if (!program) return fail(model, program.error().str());
   auto sim = ane::sim::Simulator::create(*program, opts);
   if (!sim) return fail(model, sim.error().str());
@@ -187,7 +202,7 @@ int main(int argc, char** argv) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       return fail("-i " + spec, "expected NAME=FILE.npy");
     const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
-    const ane::BufferInfo* buf = nullptr;
+    const ane::Buffer* buf = nullptr;
     for (const auto& b : sim->inputs())
       if (b.name == name) buf = &b;
     if (!buf) {

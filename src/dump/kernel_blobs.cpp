@@ -1,28 +1,9 @@
-// Opening a program (container + task chain) and slicing its kernel data.
+// Slicing an HWX file's kernel data by its kernel symbols.
 #include <algorithm>
 
 #include "ane/dump.h"
 
 namespace ane {
-
-Expected<Program> parse_program(std::span<const uint8_t> bytes, std::string path) {
-  auto file = read_hwx(bytes);
-  if (!file) return file.error();
-  auto tasks = decode_tasks(*file);
-  if (!tasks) return tasks.error();
-  Program p;
-  p.path = std::move(path);
-  p.size = bytes.size();
-  p.file = std::move(file).value();
-  p.tasks = std::move(tasks).value();
-  return p;
-}
-
-Expected<Program> open_program(const std::string& path) {
-  auto bytes = read_file(path);
-  if (!bytes) return bytes.error();
-  return parse_program(*bytes, path);
-}
 
 std::vector<KernelBlob> kernel_blobs(const HwxFile& file) {
   std::vector<KernelBlob> out;

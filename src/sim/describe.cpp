@@ -1,0 +1,112 @@
+// One line per task saying what it computes, from the same plan the
+// simulator executes (hwx-dump prints it before the registers).
+#include <fmt/format.h>
+
+#include "ane/fp16.h"
+#include "fields.h"
+#include "lut.h"
+#include "numerics.h"
+#include "plan.h"
+
+namespace ane::sim {
+
+namespace {
+
+using namespace detail;
+
+std::string dims_text(const Dims& d) {
+  const std::string chw = fmt::format("[1,{},{},{}]", d.c, d.h, d.w);
+  return d.g > 1 ? fmt::format("{} groups x {}", d.g, chw) : chw;
+}
+
+std::string operand_text(const Operand& op) {
+  if (op.from == Operand::From::Dma)
+    return op.dma.base ? fmt::format("slot {}+{:#x}", op.dma.slot, op.dma.base) : fmt::format("slot {}", op.dma.slot);
+  std::string axes;
+  if (op.broadcast_c) axes += "C";
+  if (op.broadcast_h) axes += "H";
+  if (op.broadcast_w) axes += "W";
+  return fmt::format("L2@{:#x}{}", op.l2, axes.empty() ? "" : " (repeated along " + axes + ")");
+}
+
+std::string destination_text(const Destination& d) {
+  if (d.to == Destination::To::L2) return fmt::format("L2@{:#x}", d.l2);
+  return d.dma.base ? fmt::format("slot {}+{:#x}", d.dma.slot, d.dma.base) : fmt::format("slot {}", d.dma.slot);
+}
+
+std::string scale_text(uint16_t h) { return fmt::format("{:g}", fp16_to_float(h)); }
+
+// Lane 0 of the kernel slot as a table, described; empty when unreadable.
+std::string table_text(const RegisterImage& regs, std::span<const uint8_t> kernel, uint32_t task) {
+  const Fields& F = fields();
+  if (!regs.get(*F.lane_en[0])) return "table (lane 0 off)";
+  const uint64_t at = uint64_t{regs.get(*F.lane_addr[0])} << 6;
+  if (at + 2 * kLutSlots > kernel.size()) return "table (lane 0 outside the kernel data)";
+  LutTable t;
+  for (int i = 0; i < kLutSlots; ++i) t[i] = load_u16(kernel.data() + at + 2 * i);
+  auto r = read_lut(t, task);
+  if (!r) return "table (" + r.error().message + ")";
+  return "table[" + lut_describe(*r) + "]";
+}
+
+std::string ne_text(const TaskPlan& p, const RegisterImage& regs, std::span<const uint8_t> kernel, uint32_t task) {
+  const NePlan& ne = p.ne;
+  std::vector<std::string> parts;
+  if (ne.mac == NePlan::Mac::Conv)
+    parts.push_back(fmt::format("conv 1x1 {}->{}{}", ne.cin, ne.cout, ne.bias ? " +bias" : ""));
+  else if (ne.mac == NePlan::Mac::AccumulatePass)
+    parts.push_back(fmt::format("x + {}", scale_text(ne.acc_bias)));
+  if (ne.post_scale != 0x3c00) parts.push_back("x" + scale_text(ne.post_scale));
+  if (ne.nonlinear == 1) parts.push_back("relu");
+  if (ne.nonlinear == 2) parts.push_back(table_text(regs, kernel, task));
+  if (parts.empty()) parts.push_back("copy");
+  return fmt::format("NE {}", fmt::join(parts, ", "));
+}
+
+std::string pe_text(const TaskPlan& p) {
+  const PePlan& pe = p.pe;
+  std::string expr;
+  const std::string a = pe.pre_scale != 0x3c00 ? scale_text(pe.pre_scale) + "a" : "a";
+  if (p.engine == Engine::PeReduce) {
+    expr = fmt::format("{} over each H x W plane ({} values)", pe.reduce == PePlan::Reduce::Max ? "max" : "sum",
+                       uint64_t{p.a.dims.h} * p.a.dims.w);
+    if (pe.final_scale != 0x3f800000) {
+      float f;
+      __builtin_memcpy(&f, &pe.final_scale, sizeof f);
+      expr += fmt::format(" x{:g}", f);
+    }
+    if (pe.reciprocal) expr = "1 / (" + expr + ")";
+  } else if (pe.second == 0) {
+    expr = a;
+  } else {
+    static const char* const kOps[] = {"{} + {}", "{} * {}", "max({}, {})", "min({}, {})"};
+    expr = fmt::format(fmt::runtime(kOps[pe.op]), a, pe.second == 3 ? "(-b)" : "b");
+    if (pe.second == 3 && pe.op == 0) expr = a + " - b";
+  }
+  if (pe.scale != 0x3c00) expr = scale_text(pe.scale) + "(" + expr + ")";
+  if (pe.bias) expr += " + " + scale_text(pe.bias);
+  if (pe.abs) expr = "|" + expr + "|";
+  return fmt::format("PE {} = {}", p.op, expr);
+}
+
+}  // namespace
+
+std::string describe_task(const Program& program, const Task& task, const Options& opts) {
+  auto planned = plan_task(task.regs, opts, task.index);
+  if (!planned) return fmt::format("task {}: not simulated: {}", task.index, planned.error().message);
+  const TaskPlan& p = *planned;
+  std::span<const uint8_t> kernel;
+  if (p.ne.kernel_slot >= 0)
+    if (const ProgramSlot* s = program.slot(p.ne.kernel_slot)) {
+      const ProgramSlot* mem = s->alias_of >= 0 ? program.slot(s->alias_of) : s;
+      if (mem) kernel = mem->contents;
+    }
+  const std::string what = p.engine == Engine::Ne ? ne_text(p, task.regs, kernel, task.index) : pe_text(p);
+  std::string from = "a " + operand_text(p.a);
+  if (p.b.from != Operand::From::None) from += ", b " + operand_text(p.b);
+  if (p.engine == Engine::Ne) from = operand_text(p.a);
+  return fmt::format("task {}: {}, fp16 {} -> {}, {} -> {}", task.index, what, dims_text(p.a.dims),
+                     dims_text(p.out.dims), from, destination_text(p.out));
+}
+
+}  // namespace ane::sim

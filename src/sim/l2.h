@@ -1,0 +1,41 @@
+// L2 as the chained tasks use it: a task whose result stays in L2
+// (L2.ResultCfg.ResultType 0 or 3, no TileDMADst) leaves a tensor at
+// ResultBase; a later task reads it through SourceBase / Source2Base
+// (SourceType 0 or 3). The simulator keeps each such result whole, as fp16,
+// keyed by its L2 byte address: the hardware streams it through L2 tile by
+// tile (TileCfg), which changes where bytes sit but not which values meet
+// which (docs/simulator.md, "L2").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ane/error.h"
+#include "plan.h"
+
+namespace ane::sim::detail {
+
+struct L2Result {
+  Dims dims;
+  std::vector<uint16_t> data;  // fp16, dense [g][c][h][w]
+  uint32_t task = 0;           // the task that left it
+};
+
+class L2Store {
+ public:
+  void put(uint64_t address, L2Result r) { results_[address] = std::move(r); }
+  // The result at `address` as the operand's dims see it: the same values in
+  // the same order (another grouping of the same count), or one value per
+  // row repeated along W when the operand broadcasts. `what` names the
+  // operand in errors: "task 3: the first source reads L2 at 0x0, where ...".
+  Expected<const L2Result*> get(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
+  uint64_t bytes() const;
+  void clear() { results_.clear(); }
+
+ private:
+  std::map<uint64_t, L2Result> results_;
+};
+
+}  // namespace ane::sim::detail

@@ -1,0 +1,95 @@
+// Planar-engine tasks: element-wise y = Scale * op(PreScale * a, +-b) + Bias
+// (|y| with Cond), and reductions along W. Evidence for each field:
+// docs/simulator.md ("Planar engine").
+#include "fields.h"
+#include "plan.h"
+
+namespace ane::sim::detail {
+
+namespace {
+
+constexpr uint32_t kFp32One = 0x3f800000;
+constexpr uint16_t kFp16One = 0x3c00;
+constexpr uint32_t kUnitScale = 0x3c000000;  // fp16 1.0 in [31:16], 0 in [15:0]
+
+// Every PE.Cfg bit the planner understands; anything else is refused.
+Status check_cfg_bits(const Checker& c) {
+  const Fields& F = fields();
+  uint32_t known = 0;
+  for (const FieldInfo* f : {F.pe_pool, F.pe_op, F.pe_relu, F.pe_cond, F.pe_first_src, F.pe_reciprocal, F.pe_sec_src})
+    known |= f->mask();
+  const uint32_t w = c.word(F.pe_op);
+  if (w & ~known) return unsupported(register_value(*F.pe_op, w), c.task());
+  ANE_TRY(c.eq(F.pe_relu, 0));
+  ANE_TRY(c.eq(F.pe_first_src, 0));
+  return Ok{};
+}
+
+Status read_scales(const Checker& c, PePlan& pe) {
+  const Fields& F = fields();
+  ANE_TRY(c.word_eq(F.pe_pre_scale, c.get(F.pe_pre_scale) << 16));  // [15:0] unused in every sample
+  pe.pre_scale = static_cast<uint16_t>(c.get(F.pe_pre_scale));
+  pe.scale = static_cast<uint16_t>(c.get(F.pe_scale));
+  pe.bias = static_cast<uint16_t>(c.get(F.pe_bias));
+  pe.final_scale = c.get(F.pe_final_scale);
+  for (const FieldInfo* f : {F.pe_pre_scale, F.pe_scale, F.pe_bias})
+    if (!fp16_finite(static_cast<uint16_t>(c.get(f)))) return c.fail(f);
+  if ((pe.final_scale & 0x7f800000u) == 0x7f800000u) return c.fail(F.pe_final_scale);
+  return Ok{};
+}
+
+}  // namespace
+
+Status plan_pe(const Checker& c, TaskPlan& p) {
+  const Fields& F = fields();
+  PePlan& pe = p.pe;
+  ANE_TRY(check_cfg_bits(c));
+  ANE_TRY(c.eq(F.pe_pool, 0));
+  ANE_TRY(c.eq(F.pe_reciprocal, 0));
+  ANE_TRY(read_scales(c, pe));
+  pe.op = c.get(F.pe_op);
+  pe.second = c.get(F.pe_sec_src);
+  pe.abs = c.get(F.pe_cond) != 0;
+  const bool two = c.get(F.task_type) == 3;
+  if (pe.second == 1 || (two != (pe.second != 0))) return c.fail_with(F.pe_sec_src, F.task_type);
+  if (pe.op > 3) return c.fail(F.pe_op);
+  // One operand and a - b are seen only with OpMode add.
+  if (pe.second != 2 && pe.op != 0) return c.fail_with(F.pe_op, F.pe_sec_src);
+  // FinalScale multiplies only reductions in every sample.
+  if (pe.final_scale != kFp32One) return c.fail(F.pe_final_scale);
+  // |y| is seen only with unit scales and no bias.
+  if (pe.abs && (pe.pre_scale != kFp16One || pe.scale != kFp16One || pe.bias != 0))
+    return c.fail_with(F.pe_cond, F.pe_scale);
+  static const char* const kOps[] = {"add", "mul", "max", "min"};
+  p.op = pe.second == 0 ? (pe.abs ? "abs" : "affine") : pe.second == 3 ? "sub" : kOps[pe.op];
+  return Ok{};
+}
+
+Status plan_pe_reduce(const Checker& c, TaskPlan& p) {
+  const Fields& F = fields();
+  PePlan& pe = p.pe;
+  ANE_TRY(check_cfg_bits(c));
+  ANE_TRY(c.eq(F.pe_sec_src, 0));
+  ANE_TRY(c.eq(F.pe_op, 0));
+  ANE_TRY(c.eq(F.pe_cond, 0));
+  if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.task_type);
+  ANE_TRY(read_scales(c, pe));
+  const uint32_t pool = c.get(F.pe_pool);
+  if (pool == 0)
+    pe.reduce = PePlan::Reduce::Sum;
+  else if (pool == 2)
+    pe.reduce = PePlan::Reduce::Max;
+  else
+    return c.fail(F.pe_pool);
+  pe.reciprocal = c.get(F.pe_reciprocal) != 0;
+  // Every reduction sample has unit element scales.
+  ANE_TRY(c.word_eq(F.pe_scale, kUnitScale));
+  ANE_TRY(c.word_eq(F.pe_pre_scale, kUnitScale));
+  if (pe.reciprocal && pe.final_scale != kFp32One) return c.fail_with(F.pe_final_scale, F.pe_reciprocal);
+  if (pe.reduce == PePlan::Reduce::Max && pe.final_scale != kFp32One) return c.fail_with(F.pe_final_scale, F.pe_pool);
+  p.op = pe.reduce == PePlan::Reduce::Max ? "reduce-max" : pe.final_scale != kFp32One ? "reduce-mean" : "reduce-sum";
+  if (pe.reciprocal) p.op += "-reciprocal";
+  return Ok{};
+}
+
+}  // namespace ane::sim::detail

@@ -1,0 +1,246 @@
+// Planning one task from its registers: which engine runs (Common.Cfg.TaskType
+// with Header[8].ENE), where each operand comes from (tile DMA or L2, by
+// L2.SourceCfg), where the result goes (L2.ResultCfg), and the geometry.
+// The engine-specific checks are in plan_ne.cpp and plan_pe.cpp; the rules
+// and their evidence are in docs/simulator.md.
+#include <bit>
+
+#include <fmt/format.h>
+
+#include "fields.h"
+#include "plan.h"
+
+namespace ane::sim::detail {
+
+Status Checker::eq(const FieldInfo* f, uint32_t want) const {
+  const uint32_t v = get(f);
+  if (v == want) return Ok{};
+  return unsupported(*f, v, task_);
+}
+
+Status Checker::eq_with(const FieldInfo* f, uint32_t want, const FieldInfo* because) const {
+  const uint32_t v = get(f);
+  if (v == want) return Ok{};
+  return unsupported_with(*f, v, *because, get(because), task_);
+}
+
+Status Checker::word_eq(const FieldInfo* f, uint32_t want, uint32_t ignore) const {
+  const uint32_t w = word(f);
+  if ((w & ~ignore) == (want & ~ignore)) return Ok{};
+  for (const FieldInfo* g : RegisterDatabase::h13().fields_at(f->block, f->address)) {
+    if ((g->mask() & ignore) == g->mask()) continue;
+    if (g->extract(w) != g->extract(want)) return unsupported(*g, g->extract(w), task_);
+  }
+  return unsupported(register_value(*f, w), task_);
+}
+
+Error Checker::fail_with(const FieldInfo* f, const FieldInfo* g) const {
+  return unsupported_with(*f, get(f), *g, get(g), task_);
+}
+
+Error Checker::unsupported_field(const FieldInfo* f, uint32_t v) const { return unsupported(*f, v, task_); }
+
+namespace {
+
+constexpr uint32_t kTensorFmt = 0x01002031;    // FmtMode 1, Truncate 3, MemFmt 2, Interleave 1 (section 3)
+constexpr uint32_t kSrc2Fmt = 0x00002030;      // second-source format word of every PE task
+constexpr uint32_t kDstZeroPadBits = 0x00300000;
+constexpr uint32_t kViaDma = 2;                // L2 Source/ResultType: through tile DMA
+constexpr uint32_t kTaskNe = 0, kTaskPeOne = 2, kTaskPeTwo = 3, kTaskPeReduce = 5;
+
+bool in_l2(uint32_t type) { return type == 0 || type == 3; }
+
+// Non-overlapping layout: rows hold W elements, planes H rows, groups C
+// planes. With the slot bounds this keeps every tensor inside its memory and
+// every scatter unambiguous.
+Status check_layout(const Checker& c, const TensorDma& t, const FieldInfo* row, const FieldInfo* plane,
+                    const FieldInfo* group) {
+  const Dims& d = t.dims;
+  if (d.h > 1 && t.row < 2 * uint64_t{d.w}) return c.fail(row);
+  const uint64_t plane_extent = (uint64_t{d.h} - 1) * t.row + 2 * uint64_t{d.w};
+  if (d.c > 1 && t.plane < plane_extent) return c.fail(plane);
+  if (d.g > 1 && t.group < (uint64_t{d.c} - 1) * t.plane + plane_extent) return c.fail(group);
+  return Ok{};
+}
+
+Status check_geometry(const Checker& c) {
+  const Fields& F = fields();
+  for (const FieldInfo* f : F.kbe_other) ANE_TRY(c.eq(f, 0));
+  ANE_TRY(c.eq(F.in_fmt, 2));
+  ANE_TRY(c.eq(F.out_fmt, 2));
+  ANE_TRY(c.eq(F.kw, 1));
+  ANE_TRY(c.eq(F.kh, 1));
+  ANE_TRY(c.eq(F.sx, 1));
+  ANE_TRY(c.eq(F.sy, 1));
+  ANE_TRY(c.eq(F.px, 0));
+  ANE_TRY(c.eq(F.py, 0));
+  ANE_TRY(c.eq(F.ox, 1));
+  ANE_TRY(c.eq(F.oy, 1));
+  ANE_TRY(c.eq(F.elem_mult, 0));
+  ANE_TRY(c.eq(F.din, 1));
+  ANE_TRY(c.eq(F.dout, 1));
+  ANE_TRY(c.eq(F.l2_input_relu, 0));
+  for (const FieldInfo* f : {F.win, F.hin, F.cin, F.cout, F.num_groups})
+    if (c.get(f) == 0) return c.fail(f);
+  ANE_TRY(c.eq_with(F.wout, c.get(F.win), F.win));
+  ANE_TRY(c.eq_with(F.hout, c.get(F.hin), F.hin));
+  // Broadcast bits other than the named ones have no evidence (0x400 is
+  // mil-hwx-compiler's channels-along-W output layout: refused).
+  uint32_t named = 0;
+  for (const FieldInfo* f : {F.bcast_src1_w, F.bcast_src1_h, F.bcast_src1_c, F.bcast_src2_w, F.bcast_src2_h,
+                             F.bcast_src2_c})
+    named |= f->mask();
+  if (const uint32_t w = c.word(F.bcast_src1_w); w & ~named)
+    return unsupported(register_value(*F.bcast_src1_w, w), c.task());
+  return Ok{};
+}
+
+// The first operand: tile DMA (SourceType 2, through RBase0) or a result an
+// earlier task left in L2 (SourceType 0 or 3). The eiln norm kernel sets
+// RBE0 on an L2 read, so the type decides, not the enable bit.
+Status plan_first(const Checker& c, const Dims& dims, Operand& a) {
+  const Fields& F = fields();
+  const uint32_t type = c.get(F.src_type);
+  a.dims = dims;
+  a.broadcast_w = c.get(F.bcast_src1_w) != 0;
+  a.broadcast_h = c.get(F.bcast_src1_h) != 0;
+  a.broadcast_c = c.get(F.bcast_src1_c) != 0;
+  if (type == kViaDma) {
+    ANE_TRY(c.eq_with(F.rbe0, 1, F.src_type));
+    ANE_TRY(c.eq_with(F.src_en, 1, F.src_type));
+    ANE_TRY(c.word_eq(F.src_fmt_first, kTensorFmt));
+    if (a.broadcasts()) return unsupported(register_value(*F.bcast_src1_w, c.word(F.bcast_src1_w)) +
+                                           " with a tile-DMA first source", c.task());
+    a.from = Operand::From::Dma;
+    a.dma = {"TileDMASrc", F.rbase0, static_cast<int>(c.get(F.rbase0)), uint64_t{c.get(F.src_base)} << 6,
+             uint64_t{c.get(F.src_row)} << 6, uint64_t{c.get(F.src_plane)} << 6,
+             uint64_t{c.get(F.src_group)} << 6, dims};
+    return check_layout(c, a.dma, F.src_row, F.src_plane, F.src_group);
+  }
+  if (!in_l2(type)) return c.fail(F.src_type);
+  a.from = Operand::From::L2;
+  a.l2 = uint64_t{c.get(F.l2_src_base)} << 4;
+  return Ok{};
+}
+
+// The second operand (planar engine): tile DMA (Source2Type 2, through
+// RBase1) or L2 (Source2Type 0 or 3).
+Status plan_second(const Checker& c, const Dims& dims, Operand& b) {
+  const Fields& F = fields();
+  const uint32_t type = c.get(F.src2_type);
+  b.dims = dims;
+  b.broadcast_w = c.get(F.bcast_src2_w) != 0;
+  b.broadcast_h = c.get(F.bcast_src2_h) != 0;
+  b.broadcast_c = c.get(F.bcast_src2_c) != 0;
+  if (type == kViaDma) {
+    ANE_TRY(c.eq_with(F.rbe1, 1, F.src2_type));
+    ANE_TRY(c.eq_with(F.src_en, 1, F.src2_type));
+    ANE_TRY(c.eq(F.src2_in_fmt, 2));
+    ANE_TRY(c.word_eq(F.src2_fmt_first, kSrc2Fmt));
+    if (b.broadcasts()) return unsupported(register_value(*F.bcast_src1_w, c.word(F.bcast_src1_w)) +
+                                           " with a tile-DMA second source", c.task());
+    b.from = Operand::From::Dma;
+    b.dma = {"TileDMASrc2", F.rbase1, static_cast<int>(c.get(F.rbase1)), uint64_t{c.get(F.src2_base)} << 6,
+             uint64_t{c.get(F.src2_row)} << 6, uint64_t{c.get(F.src2_plane)} << 6,
+             uint64_t{c.get(F.src2_group)} << 6, dims};
+    return check_layout(c, b.dma, F.src2_row, F.src2_plane, F.src2_group);
+  }
+  if (!in_l2(type)) return c.fail(F.src2_type);
+  b.from = Operand::From::L2;
+  b.l2 = uint64_t{c.get(F.l2_src2_base)} << 4;
+  return Ok{};
+}
+
+// The result: out through tile DMA (ResultType 2, to WBase) or kept in L2
+// (ResultType 0 or 3, TileDMADst off; eiln norm sets WBE there too).
+Status plan_destination(const Checker& c, const Dims& dims, Destination& out) {
+  const Fields& F = fields();
+  const uint32_t type = c.get(F.result_type);
+  out.dims = dims;
+  if (type == kViaDma) {
+    ANE_TRY(c.eq_with(F.wbe, 1, F.result_type));
+    ANE_TRY(c.eq_with(F.dst_en, 1, F.result_type));
+    ANE_TRY(c.word_eq(F.dst_fmt_first, kTensorFmt, kDstZeroPadBits));
+    out.to = Destination::To::Dma;
+    out.dma = {"TileDMADst", F.wbase, static_cast<int>(c.get(F.wbase)), uint64_t{c.get(F.dst_base)} << 6,
+               uint64_t{c.get(F.dst_row)} << 6, uint64_t{c.get(F.dst_plane)} << 6,
+               uint64_t{c.get(F.dst_group)} << 6, dims};
+    return check_layout(c, out.dma, F.dst_row, F.dst_plane, F.dst_group);
+  }
+  if (!in_l2(type)) return c.fail(F.result_type);
+  ANE_TRY(c.eq_with(F.dst_en, 0, F.result_type));
+  out.to = Destination::To::L2;
+  out.l2 = uint64_t{c.get(F.l2_result_base)} << 4;
+  return Ok{};
+}
+
+void collect_traced(const Checker& c, TaskPlan& p) {
+  const Fields& F = fields();
+  auto add = [&](const FieldInfo* f) {
+    if (const uint32_t v = c.get(f)) p.traced.push_back(field_value(*f, v));
+  };
+  add(F.ene);
+  if (const uint32_t w = c.word(F.common_cfg)) p.traced.push_back(register_value(*F.common_cfg, w));
+  add(F.dpe);
+  add(F.l2_padding);
+  if (p.out.to == Destination::To::Dma) {
+    add(F.dst_zero_first);
+    add(F.dst_zero_last);
+  }
+  if (p.engine == Engine::Ne) {
+    add(F.binary_point);
+    if (p.ne.nonlinear != 2) add(F.mac_bit20);
+  } else if (const uint32_t k = c.word(F.kernel_cfg)) {
+    p.traced.push_back(register_value(*F.kernel_cfg, k));  // NE words in a PE task
+  }
+}
+
+}  // namespace
+
+Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uint32_t task) {
+  const Fields& F = fields();
+  const Checker c(regs, task);
+  ANE_TRY(check_geometry(c));
+
+  TaskPlan p;
+  const uint32_t groups = c.get(F.num_groups);
+  const Dims in{groups, c.get(F.cin), c.get(F.hin), c.get(F.win)};
+  Dims out{groups, c.get(F.cout), c.get(F.hout), c.get(F.wout)};
+
+  // Section 5, widened by the eiln kernels: TaskType 0 with neural-engine
+  // cores is an NE task; without them, TaskType 2/3 is an element-wise PE
+  // task with one/two operands and 5 a PE reduction.
+  const uint32_t type = c.get(F.task_type), ene = c.get(F.ene);
+  if (type == kTaskNe && ene > 0) {
+    p.engine = Engine::Ne;
+  } else if ((type == kTaskPeOne || type == kTaskPeTwo) && ene == 0) {
+    p.engine = Engine::Pe;
+  } else if (type == kTaskPeReduce && ene == 0) {
+    p.engine = Engine::PeReduce;
+    out.h = out.w = 1;  // one value per channel: the H x W plane is reduced
+  } else {
+    return c.fail_with(F.task_type, F.ene);
+  }
+  ANE_TRY(plan_first(c, in, p.a));
+  if (p.engine == Engine::Ne) {
+    if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.task_type);  // no NE task reads a second source
+    ANE_TRY(plan_ne(c, opts, p));
+  } else if (p.engine == Engine::Pe) {
+    ANE_TRY(plan_pe(c, p));
+    if (p.pe.second != 0) ANE_TRY(plan_second(c, in, p.b));
+    else if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.pe_sec_src);
+
+  } else {
+    ANE_TRY(plan_pe_reduce(c, p));
+  }
+  if (p.engine == Engine::Ne && p.ne.mac == NePlan::Mac::Conv) {
+    if (groups != 1) return c.fail_with(F.num_groups, F.mac_op);
+  } else {
+    ANE_TRY(c.eq_with(F.cout, in.c, F.cin));
+  }
+  ANE_TRY(plan_destination(c, out, p.out));
+  collect_traced(c, p);
+  return p;
+}
+
+}  // namespace ane::sim::detail
