@@ -14,12 +14,18 @@ namespace {
 void put32(Bytes& b, uint64_t off, uint32_t v) { put_u32(b, off, v); }
 uint32_t get32(const Bytes& b, uint64_t off) { return *ByteView(b).u32(off); }
 
+OpenOptions hwx_only() {
+  OpenOptions o;
+  o.format = ContainerFormat::Hwx;
+  return o;
+}
+
 Bytes corpus(const std::string& name) { return test::read_or_die(test::corpus_hwx_path(name)); }
 
 // Parses (container + task chain) and expects an error at `offset` whose
 // message contains `what`.
 void expect_error(const Bytes& bytes, uint64_t offset, const std::string& what) {
-  auto p = parse_program(bytes, "x.hwx", {.format = ContainerFormat::Hwx});
+  auto p = parse_program(bytes, "x.hwx", hwx_only());
   ASSERT_FALSE(p.ok()) << "expected an error containing '" << what << "'";
   EXPECT_EQ(p.error().offset, offset) << p.error().str();
   EXPECT_NE(p.error().message.find(what), std::string::npos) << p.error().str();
@@ -225,7 +231,7 @@ TEST(Malformed, RandomMutationsNeverCrash) {
         }
       }
       if (rng() % 8 == 0) b.resize(rng() % b.size());
-      auto p = parse_program(b, name, {.format = ContainerFormat::Hwx});
+      auto p = parse_program(b, name, hwx_only());
       if (p.ok()) {
         ++parsed;
         const Bytes out = write_hwx(*p->hwx);

@@ -15,7 +15,8 @@
 namespace ane {
 
 struct DumpOptions {
-  bool raw = false;  // also list every task word with its register address
+  bool raw = false;      // also list every task word with its register address
+  bool summary = false;  // only the buffers and one line per task saying what it computes
 };
 
 std::string dump_text(const Program& p, const DumpOptions& opt = {});

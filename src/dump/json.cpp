@@ -2,6 +2,7 @@
 // register field of every task (field list from the register database).
 #include <fmt/format.h>
 
+#include "ane/sim.h"
 #include "json_model.h"
 
 namespace ane::detail {
@@ -250,7 +251,11 @@ Json program_json(const Program& p, const DumpOptions& opt) {
   for (const auto& s : p.slots) slots.push_back(slot_json(s));
   j["slots"] = slots;
   Json tasks = Json::array();
-  for (const auto& t : p.tasks) tasks.push_back(task_json(t, opt));
+  for (const auto& t : p.tasks) {
+    Json tj = task_json(t, opt);
+    tj["summary"] = sim::describe_task(p, t);
+    tasks.push_back(std::move(tj));
+  }
   j["tasks"] = tasks;
   return j;
 }

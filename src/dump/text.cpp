@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "ane/dump.h"
+#include "ane/sim.h"
 
 namespace ane {
 
@@ -146,11 +147,12 @@ std::string fields_of(const RegisterImage& regs, const std::vector<const FieldIn
   return s;
 }
 
-void dump_task(std::string& out, const Task& t, const DumpOptions& opt) {
+void dump_task(std::string& out, const Program& p, const Task& t, const DumpOptions& opt) {
   const auto& db = RegisterDatabase::h13();
   line(out, "");
-  line(out, "Task {} at __text+{:#x} (file {:#x}), {:#x} bytes, {} streams", t.index, t.text_offset, t.file_offset,
-       t.size, t.streams.size());
+  line(out, "Task {} at {}+{:#x} (file {:#x}), {:#x} bytes, {} streams", t.index, p.hwx ? "__text" : "image",
+       t.text_offset, t.file_offset, t.size, t.streams.size());
+  line(out, "  {}", sim::describe_task(p, t));
   for (const auto& b : db.blocks()) {
     line(out, "  {}", b.name);
     for (uint32_t k = 0; k < b.words; ++k) {
@@ -224,6 +226,16 @@ void dump_program_buffers(std::string& out, const Program& p) {
 std::string dump_text(const Program& p, const DumpOptions& opt) {
   std::string out;
   line(out, "file: {} ({} bytes, {})", p.path, p.size, p.format == ContainerFormat::Hwx ? "HWX" : "anec");
+  if (opt.summary) {
+    if (p.hwx)
+      dump_buffers(out, *p.hwx);
+    else
+      dump_program_buffers(out, p);
+    line(out, "");
+    line(out, "Tasks ({})", p.tasks.size());
+    for (const auto& t : p.tasks) line(out, "  {}", sim::describe_task(p, t));
+    return out;
+  }
   if (p.hwx) {
     dump_header(out, p);
     dump_commands(out, *p.hwx);
@@ -236,7 +248,7 @@ std::string dump_text(const Program& p, const DumpOptions& opt) {
     dump_anec(out, p);
     dump_program_buffers(out, p);
   }
-  for (const auto& t : p.tasks) dump_task(out, t, opt);
+  for (const auto& t : p.tasks) dump_task(out, p, t, opt);
   if (p.hwx && !p.hwx->extra.empty()) {
     line(out, "");
     line(out, "Bytes outside every parsed structure");

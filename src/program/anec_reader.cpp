@@ -103,7 +103,7 @@ SlotRole role_of_type(const std::string& type) {
 Status check_descriptor_sizes(const AnecDescriptor& d, uint64_t file_bytes, uint64_t task_bytes,
                               uint64_t kernel_bytes, size_t td_count) {
   auto mismatch = [&](const char* what, uint64_t said, uint64_t found) {
-    return make_error(fmt::format("descriptor {} says {} {:#x}, the image has {:#x}", d.source, what, said, found));
+    return make_error(fmt::format("{} says {} {:#x}, the image has {:#x}", d.source, what, said, found));
   };
   if (d.size && *d.size != file_bytes) return mismatch("size", *d.size, file_bytes);
   if (d.task_bytes && *d.task_bytes != task_bytes) return mismatch("tsk_size", *d.task_bytes, task_bytes);

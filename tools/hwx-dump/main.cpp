@@ -96,7 +96,9 @@ int main(int argc, char** argv) {
       "driver (the format is recognised by content), with every task descriptor decoded into\n"
       "named register fields.\n\n"
       "Examples:\n"
-      "  hwx-dump model.hwx                  text for people\n"
+      "  hwx-dump model.hwx                  text for people: buffers, then each task (what it\n"
+      "                                      computes, then every register field)\n"
+      "  hwx-dump --summary model.hwx        only the buffers and what each task computes\n"
       "  hwx-dump --json model.hwx | jq .tasks[0].registers\n"
       "  hwx-dump --diff a.hwx b.hwx         what differs, per element and register field\n"
       "  hwx-dump --weights out/ model.hwx   write each kernel symbol's bytes to out/\n"
@@ -107,11 +109,12 @@ int main(int argc, char** argv) {
       "2 unreadable or malformed input, usage errors.",
       "hwx-dump"};
   std::vector<std::string> files;
-  bool json = false, raw = false, diff = false;
+  bool json = false, raw = false, diff = false, summary = false;
   std::string weights_dir, anec_dir, format, descriptor, entry;
   app.add_option("files", files, "The program: .hwx or anec (two files with --diff)")->required()->expected(1, 2);
   app.add_flag("--json", json, "Machine-readable JSON instead of text");
   app.add_flag("--raw", raw, "Also list every task word with its task offset and register address");
+  app.add_flag("--summary", summary, "Only the buffers and one line per task saying what it computes");
   app.add_flag("--diff", diff, "Compare two files: container elements and register fields by name");
   app.add_option("--weights", weights_dir, "Write the kernel data of each kernel symbol to DIR/<symbol>.bin")
       ->type_name("DIR");
@@ -150,6 +153,7 @@ int main(int argc, char** argv) {
   }
   ane::DumpOptions opt;
   opt.raw = raw;
+  opt.summary = summary;
 
   if (diff) {
     const auto d = ane::diff_programs(programs[0], programs[1]);
