@@ -52,6 +52,9 @@ ane::RegisterImage conv_task() {
   set(r, "Header[8].RBE0", 1);
   set(r, "Header[8].WBase", 4);
   set(r, "Header[8].WBE", 1);
+  set(r, "Header[8].ENE", 1);                // a neural-engine task
+  set(r, "L2.SourceCfg.SourceType", 2);      // operand and result through tile DMA
+  set(r, "L2.ResultCfg.ResultType", 2);
   set(r, "Header[9].KBase0", 1);
   set(r, "Header[9].KBE0", 1);
   for (int i = 0; i < 16; ++i) {

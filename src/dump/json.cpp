@@ -83,6 +83,17 @@ Json command_json(const LoadCommand& lc, size_t index) {
   return j;
 }
 
+// n, c, h, w, strides and type of a buffer, in both buffer documents.
+void add_layout(Json& j, const TensorLayout& shape) {
+  j["n"] = shape.nchw[0];
+  j["c"] = shape.nchw[1];
+  j["h"] = shape.nchw[2];
+  j["w"] = shape.nchw[3];
+  j["strides"] = {{"n", shape.strides[0]}, {"c", shape.strides[1]}, {"h", shape.strides[2]}, {"w", shape.strides[3]}};
+  j["type"] = shape.type;
+  j["type_name"] = element_type_name(shape.type);
+}
+
 Json buffer_json(const BufferInfo& b) {
   Json j;
   j["name"] = b.name;
@@ -90,16 +101,7 @@ Json buffer_json(const BufferInfo& b) {
   j["address"] = b.address;
   j["size"] = b.size;
   j["slot"] = b.slot;
-  if (const auto shape = b.shape()) {
-    j["n"] = shape->nchw[0];
-    j["c"] = shape->nchw[1];
-    j["h"] = shape->nchw[2];
-    j["w"] = shape->nchw[3];
-    j["strides"] = {{"n", shape->strides[0]}, {"c", shape->strides[1]}, {"h", shape->strides[2]},
-                    {"w", shape->strides[3]}};
-    j["type"] = shape->type;
-    j["type_name"] = element_type_name(shape->type);
-  }
+  if (const auto shape = b.shape()) add_layout(j, *shape);
   if (b.descriptor) {
     const auto& d = *b.descriptor;
     j["depth"] = d.depth;
@@ -181,16 +183,7 @@ Json neutral_buffer_json(const Buffer& b) {
   j["size"] = b.size;
   j["slot"] = b.slot;
   j["offset"] = b.offset;
-  if (const auto& shape = b.layout) {
-    j["n"] = shape->nchw[0];
-    j["c"] = shape->nchw[1];
-    j["h"] = shape->nchw[2];
-    j["w"] = shape->nchw[3];
-    j["strides"] = {{"n", shape->strides[0]}, {"c", shape->strides[1]}, {"h", shape->strides[2]},
-                    {"w", shape->strides[3]}};
-    j["type"] = shape->type;
-    j["type_name"] = element_type_name(shape->type);
-  }
+  if (const auto& shape = b.layout) add_layout(j, *shape);
   j["shape_from"] = b.shape_source;
   return j;
 }

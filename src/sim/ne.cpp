@@ -31,17 +31,21 @@ Status widen(Values& v, Workspace& ws, uint32_t task) {
 // The table lookup on every value; notes the LUT model when an input falls
 // between nodes of the sigmoid grid (at nodes every model agrees).
 void apply_lut(Buf<double>& d, const LutReading& lut, const Options& opts, std::vector<std::string>& notes) {
-  const bool ideal = opts.numerics.lut == Numerics::Lut::Ideal && lut.is_sigmoid;
+  if (!lut.is_sigmoid) {
+    // Only the sigmoid table has an alternative model (lut=ideal); every
+    // other table is read linearly between its nodes.
+    for (double& v : d) v = lut_eval(lut, v);
+    notes.push_back("lut=linear");
+    if (opts.numerics.lut == Numerics::Lut::Ideal) notes.push_back("lut=ideal needs the sigmoid table: read linearly");
+    return;
+  }
+  const bool ideal = opts.numerics.lut == Numerics::Lut::Ideal;
   bool off_node = false;
   for (double& v : d) {
     off_node |= !std::isnan(v) && !lut_at_node(lut, v);
     v = ideal ? lut_ideal_sigmoid(v) : lut_eval(lut, v);
   }
-  if (off_node) {
-    notes.push_back(ideal ? "lut=ideal" : "lut=linear");
-    if (opts.numerics.lut == Numerics::Lut::Ideal && !lut.is_sigmoid)
-      notes.push_back("lut=ideal needs the sigmoid table: read linearly");
-  }
+  if (off_node) notes.push_back(ideal ? "lut=ideal" : "lut=linear");
 }
 
 // Post stage shared by both NE modes. `scale_exact_in_fp32`: x * PostScale

@@ -95,59 +95,62 @@ Status check_geometry(const Checker& c) {
   return Ok{};
 }
 
-// The first operand: tile DMA (SourceType 2, through RBase0) or a result an
-// earlier task left in L2 (SourceType 0 or 3). The eiln norm kernel sets
-// RBE0 on an L2 read, so the type decides, not the enable bit.
-Status plan_first(const Checker& c, const Dims& dims, Operand& a) {
+// Where one operand's registers are: the first operand reads through
+// RBase0 and the TileDMASrc registers, the second through RBase1 and their
+// Src2 copies (corpus sum, eiln atan/ceil/norm).
+struct OperandFields {
+  const char* unit;
+  const char* what;  // in messages
+  const FieldInfo *type, *enable, *slot, *base, *row, *plane, *group, *fmt_first, *l2_base;
+  const FieldInfo *bcast_w, *bcast_h, *bcast_c;
+  uint32_t fmt;                       // the format word every sample has
+  const FieldInfo* in_fmt = nullptr;  // a channel format that must be fp16 too
+};
+
+const OperandFields& first_operand() {
   const Fields& F = fields();
-  const uint32_t type = c.get(F.src_type);
-  a.dims = dims;
-  a.broadcast_w = c.get(F.bcast_src1_w) != 0;
-  a.broadcast_h = c.get(F.bcast_src1_h) != 0;
-  a.broadcast_c = c.get(F.bcast_src1_c) != 0;
-  if (type == kViaDma) {
-    ANE_TRY(c.eq_with(F.rbe0, 1, F.src_type));
-    ANE_TRY(c.eq_with(F.src_en, 1, F.src_type));
-    ANE_TRY(c.word_eq(F.src_fmt_first, kTensorFmt));
-    if (a.broadcasts()) return unsupported(register_value(*F.bcast_src1_w, c.word(F.bcast_src1_w)) +
-                                           " with a tile-DMA first source", c.task());
-    a.from = Operand::From::Dma;
-    a.dma = {"TileDMASrc", F.rbase0, static_cast<int>(c.get(F.rbase0)), uint64_t{c.get(F.src_base)} << 6,
-             uint64_t{c.get(F.src_row)} << 6, uint64_t{c.get(F.src_plane)} << 6,
-             uint64_t{c.get(F.src_group)} << 6, dims};
-    return check_layout(c, a.dma, F.src_row, F.src_plane, F.src_group);
-  }
-  if (!in_l2(type)) return c.fail(F.src_type);
-  a.from = Operand::From::L2;
-  a.l2 = uint64_t{c.get(F.l2_src_base)} << 4;
-  return Ok{};
+  static const OperandFields f{"TileDMASrc",  "first",       F.src_type,     F.rbe0,         F.rbase0,
+                               F.src_base,    F.src_row,     F.src_plane,    F.src_group,    F.src_fmt_first,
+                               F.l2_src_base, F.bcast_src1_w, F.bcast_src1_h, F.bcast_src1_c, kTensorFmt};
+  return f;
 }
 
-// The second operand (planar engine): tile DMA (Source2Type 2, through
-// RBase1) or L2 (Source2Type 0 or 3).
-Status plan_second(const Checker& c, const Dims& dims, Operand& b) {
+const OperandFields& second_operand() {
   const Fields& F = fields();
-  const uint32_t type = c.get(F.src2_type);
-  b.dims = dims;
-  b.broadcast_w = c.get(F.bcast_src2_w) != 0;
-  b.broadcast_h = c.get(F.bcast_src2_h) != 0;
-  b.broadcast_c = c.get(F.bcast_src2_c) != 0;
+  static const OperandFields f{"TileDMASrc2",  "second",      F.src2_type,    F.rbe1,         F.rbase1,
+                               F.src2_base,    F.src2_row,    F.src2_plane,   F.src2_group,   F.src2_fmt_first,
+                               F.l2_src2_base, F.bcast_src2_w, F.bcast_src2_h, F.bcast_src2_c, kSrc2Fmt,
+                               F.src2_in_fmt};
+  return f;
+}
+
+// An operand through tile DMA (type 2) or a result an earlier task left in
+// L2 (type 0 or 3). The type decides, not the enable bit: eiln norm sets
+// RBE0 on an L2 read.
+Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, Operand& op) {
+  const Fields& F = fields();
+  const uint32_t type = c.get(f.type);
+  op.dims = dims;
+  op.broadcast_w = c.get(f.bcast_w) != 0;
+  op.broadcast_h = c.get(f.bcast_h) != 0;
+  op.broadcast_c = c.get(f.bcast_c) != 0;
   if (type == kViaDma) {
-    ANE_TRY(c.eq_with(F.rbe1, 1, F.src2_type));
-    ANE_TRY(c.eq_with(F.src_en, 1, F.src2_type));
-    ANE_TRY(c.eq(F.src2_in_fmt, 2));
-    ANE_TRY(c.word_eq(F.src2_fmt_first, kSrc2Fmt));
-    if (b.broadcasts()) return unsupported(register_value(*F.bcast_src1_w, c.word(F.bcast_src1_w)) +
-                                           " with a tile-DMA second source", c.task());
-    b.from = Operand::From::Dma;
-    b.dma = {"TileDMASrc2", F.rbase1, static_cast<int>(c.get(F.rbase1)), uint64_t{c.get(F.src2_base)} << 6,
-             uint64_t{c.get(F.src2_row)} << 6, uint64_t{c.get(F.src2_plane)} << 6,
-             uint64_t{c.get(F.src2_group)} << 6, dims};
-    return check_layout(c, b.dma, F.src2_row, F.src2_plane, F.src2_group);
+    ANE_TRY(c.eq_with(f.enable, 1, f.type));
+    ANE_TRY(c.eq_with(F.src_en, 1, f.type));
+    if (f.in_fmt) ANE_TRY(c.eq(f.in_fmt, 2));
+    ANE_TRY(c.word_eq(f.fmt_first, f.fmt));
+    if (op.broadcasts())
+      return unsupported(register_value(*F.bcast_src1_w, c.word(F.bcast_src1_w)) + " with a tile-DMA " + f.what +
+                             " source",
+                         c.task());
+    op.from = Operand::From::Dma;
+    op.dma = {f.unit, f.slot, static_cast<int>(c.get(f.slot)), uint64_t{c.get(f.base)} << 6,
+              uint64_t{c.get(f.row)} << 6, uint64_t{c.get(f.plane)} << 6, uint64_t{c.get(f.group)} << 6, dims};
+    return check_layout(c, op.dma, f.row, f.plane, f.group);
   }
-  if (!in_l2(type)) return c.fail(F.src2_type);
-  b.from = Operand::From::L2;
-  b.l2 = uint64_t{c.get(F.l2_src2_base)} << 4;
+  if (!in_l2(type)) return c.fail(f.type);
+  op.from = Operand::From::L2;
+  op.l2 = uint64_t{c.get(f.l2_base)} << 4;
   return Ok{};
 }
 
@@ -221,13 +224,13 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
   } else {
     return c.fail_with(F.task_type, F.ene);
   }
-  ANE_TRY(plan_first(c, in, p.a));
+  ANE_TRY(plan_operand(c, in, first_operand(), p.a));
   if (p.engine == Engine::Ne) {
     if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.task_type);  // no NE task reads a second source
     ANE_TRY(plan_ne(c, opts, p));
   } else if (p.engine == Engine::Pe) {
     ANE_TRY(plan_pe(c, p));
-    if (p.pe.second != 0) ANE_TRY(plan_second(c, in, p.b));
+    if (p.pe.second != 0) ANE_TRY(plan_operand(c, in, second_operand(), p.b));
     else if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.pe_sec_src);
 
   } else {

@@ -29,49 +29,49 @@ std::optional<uint64_t> TensorDmaGeometry::end() const {
   return e;
 }
 
+namespace {
+
+// The register names of one tile DMA (TileDMASrc, its second source, TileDMADst).
+struct DmaNames {
+  TensorDmaGeometry::Kind kind;
+  const char *enable, *dma_enable, *slot, *base, *row, *plane, *depth, *group, *fmt;
+  bool output;
+};
+
+constexpr DmaNames kDmas[] = {
+    {TensorDmaGeometry::Kind::Source, "Header[8].RBE0", "TileDMASrc.DMAConfig.En", "Header[8].RBase0",
+     "TileDMASrc.BaseAddr.Addr", "TileDMASrc.RowStride.Stride", "TileDMASrc.PlaneStride.PlaneStride",
+     "TileDMASrc.DepthStride.Stride", "TileDMASrc.GroupStride.Stride", "Common.ChCfg.InFmt", false},
+    {TensorDmaGeometry::Kind::Source2, "Header[8].RBE1", nullptr, "Header[8].RBase1", "TileDMASrc.Src2BaseAddr.Addr",
+     "TileDMASrc.Src2RowStride.Stride", "TileDMASrc.Src2PlaneStride.PlaneStride", "TileDMASrc.Src2DepthStride.Stride",
+     "TileDMASrc.Src2GroupStride.Stride", "Common.ChCfg.Src2InFmt", false},
+    {TensorDmaGeometry::Kind::Destination, "Header[8].WBE", "TileDMADst.DMAConfig.En", "Header[8].WBase",
+     "TileDMADst.BaseAddr.Addr", "TileDMADst.RowStride.RowStride", "TileDMADst.PlaneStride.PlaneStride",
+     "TileDMADst.DepthStride.DepthStride", "TileDMADst.GroupStride.GroupStride", "Common.ChCfg.OutFmt", true},
+};
+
+}  // namespace
+
 std::vector<TensorDmaGeometry> task_tensor_dmas(const RegisterImage& r) {
   std::vector<TensorDmaGeometry> out;
   const uint64_t groups = get(r, "Common.GroupConvCfg.NumGroups");
-  const uint64_t in_w = get(r, "Common.InDim.Win"), in_h = get(r, "Common.InDim.Hin");
-  const uint64_t in_d = get(r, "Common.InDepth.Din"), out_d = get(r, "Common.OutDepth.Dout");
-  if (get(r, "Header[8].RBE0") && get(r, "TileDMASrc.DMAConfig.En")) {
+  for (const DmaNames& n : kDmas) {
+    if (!get(r, n.enable) || (n.dma_enable && !get(r, n.dma_enable))) continue;
     TensorDmaGeometry g;
-    g.kind = TensorDmaGeometry::Kind::Source;
-    g.slot = static_cast<int>(get(r, "Header[8].RBase0"));
-    g.base = bytes_of(r, "TileDMASrc.BaseAddr.Addr");
-    g.row = bytes_of(r, "TileDMASrc.RowStride.Stride");
-    g.plane = bytes_of(r, "TileDMASrc.PlaneStride.PlaneStride");
-    g.depth_stride = bytes_of(r, "TileDMASrc.DepthStride.Stride");
-    g.group_stride = bytes_of(r, "TileDMASrc.GroupStride.Stride");
-    g.w = in_w, g.h = in_h, g.c = get(r, "Common.Cin.Cin"), g.d = in_d ? in_d : 1, g.groups = groups ? groups : 1;
-    g.element_bytes = element_bytes(get(r, "Common.ChCfg.InFmt"));
-    out.push_back(g);
-  }
-  if (get(r, "Header[8].RBE1")) {
-    TensorDmaGeometry g;
-    g.kind = TensorDmaGeometry::Kind::Source2;
-    g.slot = static_cast<int>(get(r, "Header[8].RBase1"));
-    g.base = bytes_of(r, "TileDMASrc.Src2BaseAddr.Addr");
-    g.row = bytes_of(r, "TileDMASrc.Src2RowStride.Stride");
-    g.plane = bytes_of(r, "TileDMASrc.Src2PlaneStride.PlaneStride");
-    g.depth_stride = bytes_of(r, "TileDMASrc.Src2DepthStride.Stride");
-    g.group_stride = bytes_of(r, "TileDMASrc.Src2GroupStride.Stride");
-    g.w = in_w, g.h = in_h, g.c = get(r, "Common.Cin.Cin"), g.d = in_d ? in_d : 1, g.groups = groups ? groups : 1;
-    g.element_bytes = element_bytes(get(r, "Common.ChCfg.Src2InFmt"));
-    out.push_back(g);
-  }
-  if (get(r, "Header[8].WBE") && get(r, "TileDMADst.DMAConfig.En")) {
-    TensorDmaGeometry g;
-    g.kind = TensorDmaGeometry::Kind::Destination;
-    g.slot = static_cast<int>(get(r, "Header[8].WBase"));
-    g.base = bytes_of(r, "TileDMADst.BaseAddr.Addr");
-    g.row = bytes_of(r, "TileDMADst.RowStride.RowStride");
-    g.plane = bytes_of(r, "TileDMADst.PlaneStride.PlaneStride");
-    g.depth_stride = bytes_of(r, "TileDMADst.DepthStride.DepthStride");
-    g.group_stride = bytes_of(r, "TileDMADst.GroupStride.GroupStride");
-    g.w = get(r, "Common.OutDim.Wout"), g.h = get(r, "Common.OutDim.Hout"), g.c = get(r, "Common.Cout.Cout");
-    g.d = out_d ? out_d : 1, g.groups = groups ? groups : 1;
-    g.element_bytes = element_bytes(get(r, "Common.ChCfg.OutFmt"));
+    g.kind = n.kind;
+    g.slot = static_cast<int>(get(r, n.slot));
+    g.base = bytes_of(r, n.base);
+    g.row = bytes_of(r, n.row);
+    g.plane = bytes_of(r, n.plane);
+    g.depth_stride = bytes_of(r, n.depth);
+    g.group_stride = bytes_of(r, n.group);
+    g.w = get(r, n.output ? "Common.OutDim.Wout" : "Common.InDim.Win");
+    g.h = get(r, n.output ? "Common.OutDim.Hout" : "Common.InDim.Hin");
+    g.c = get(r, n.output ? "Common.Cout.Cout" : "Common.Cin.Cin");
+    const uint64_t d = get(r, n.output ? "Common.OutDepth.Dout" : "Common.InDepth.Din");
+    g.d = d ? d : 1;
+    g.groups = groups ? groups : 1;
+    g.element_bytes = element_bytes(get(r, n.fmt));
     out.push_back(g);
   }
   return out;

@@ -1,7 +1,10 @@
 // libFuzzer target: hostile programs and register images through the simulator.
 //
-// The input chooses its mode by its first four bytes:
-//   * the HWX magic (CE FA EF BE): a whole file. parse_program, then
+// The input chooses its mode by its first bytes:
+//   * the HWX magic (CE FA EF BE), or what looks like an anec image (a
+//     kernel-DMA stream header at +0x28, or the packed anecc header): a
+//     whole program. Each task is described (the plan hwx-dump prints);
+//     programs whose slots fit 1 MiB each then run: parse_program, then
 //     Simulator::create (slot memory capped at 64 MiB) and run with the zero
 //     inputs the slots start with; then each decoded task's register image
 //     once more on the fixed machine below, with other options.
@@ -129,9 +132,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 4) return 0;
   const std::span<const uint8_t> input(data, size);
   const uint8_t bits = data[0] ^ data[size - 1];
-  if (data[0] == 0xce && data[1] == 0xfa && data[2] == 0xef && data[3] == 0xbe) {
+  if (ane::looks_like_hwx(input) || ane::looks_like_anec(input)) {
     auto program = ane::parse_program(input, "fuzz");
     if (!program) return 0;
+    for (const auto& t : program->tasks) {
+      const std::string line = ane::sim::describe_task(*program, t, options(bits));
+      if (line.empty() || line.find('\n') != std::string::npos) fail("task summary is not one line", line);
+    }
+    // eiln's kernels map 8 MB tensors: keep each execution small.
+    for (const auto& slot : program->slots)
+      if (slot.size > (uint64_t{1} << 20)) return 0;
     auto sim = ane::sim::Simulator::create(*program, options(0));
     if (!sim) {
       check_error(sim.error());
