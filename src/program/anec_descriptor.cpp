@@ -177,7 +177,7 @@ Expected<AnecDescriptor> parse_anec_descriptor(std::string_view text, const std:
 Expected<AnecDescriptor> load_anec_descriptor(const std::string& path, const std::string& entry,
                                               const std::string& program_path) {
   auto bytes = read_file(path);
-  if (!bytes) return bytes.error();
+  if (!bytes) return make_error(path + ": " + bytes.error().str());
   return parse_named(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), entry,
                      program_path, path);
 }

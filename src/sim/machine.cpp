@@ -180,6 +180,7 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     else
       tile_dma_out(*dst, p.out.dma, y.f->data(), opts.numerics, rc, sp);
   } else {
+    if (Status s = ws.reserve(2 * p.out.dims.elements(), "the result kept in L2", index); !s) return s;
     L2Result r;
     r.dims = p.out.dims;
     r.task = index;

@@ -79,6 +79,9 @@ class Workspace {
   Expected<Buf<double>*> doubles(uint64_t count, const char* what, uint32_t task) {
     return take(pool_d(), lent_d_, count, what, task);
   }
+  // Bytes a task adds to what the machine holds after it (a result kept in
+  // L2), checked against the limit before they are allocated.
+  Status reserve(uint64_t bytes, const char* what, uint32_t task) { return charge(bytes, what, task); }
 
  private:
   template <typename T>
