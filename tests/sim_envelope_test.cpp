@@ -32,6 +32,12 @@ RegisterImage base(const std::string& name) {
 std::function<void(RegisterImage&)> field(const std::string& name, uint32_t value) {
   return [=](RegisterImage& r) { set(r, name, value); };
 }
+std::function<void(RegisterImage&)> field(const std::string& a, uint32_t va, const std::string& b, uint32_t vb) {
+  return [=](RegisterImage& r) {
+    set(r, a, va);
+    set(r, b, vb);
+  };
+}
 std::function<void(RegisterImage&)> bits(uint32_t address, uint32_t or_mask) {
   return [=](RegisterImage& r) { r.set_word(address, r.word(address) | or_mask); };
 }
@@ -71,22 +77,32 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
       // formats and geometry
       {"pass", field("Common.ChCfg.InFmt", 1), unsupported("Common.ChCfg.InFmt=1")},
       {"pass", field("Common.ChCfg.OutFmt", 0), unsupported("Common.ChCfg.OutFmt=0")},
-      {"conv", field("Common.ConvCfg.Kw", 3), unsupported("Common.ConvCfg.Kw=3")},
-      {"conv", field("Common.ConvCfg.Kh", 3), unsupported("Common.ConvCfg.Kh=3")},
-      {"conv", field("Common.ConvCfg.Sx", 2), unsupported("Common.ConvCfg.Sx=2")},
-      {"conv", field("Common.ConvCfg.Sy", 2), unsupported("Common.ConvCfg.Sy=2")},
-      {"conv", field("Common.ConvCfg.Px", 1), unsupported("Common.ConvCfg.Px=1")},
-      {"conv", field("Common.ConvCfg.Py", 1), unsupported("Common.ConvCfg.Py=1")},
+      // Square 1x1 and 3x3 kernels, stride 1 or 2 (with the zero-skipping
+      // kernel form), leading padding below the kernel size (records).
+      {"conv", field("Common.ConvCfg.Kw", 3), unsupported("Common.ConvCfg.Kw=3 with Common.ConvCfg.Kh=1")},
+      {"conv", field("Common.ConvCfg.Kh", 3), unsupported("Common.ConvCfg.Kw=1 with Common.ConvCfg.Kh=3")},
+      {"conv", field("Common.ConvCfg.Kw", 5, "Common.ConvCfg.Kh", 5),
+       unsupported("a 5x5 kernel (records show 1x1 and 3x3)")},
+      {"conv", field("Common.ConvCfg.Sx", 2), unsupported("Common.ConvCfg.Sy=1 with Common.ConvCfg.Sx=2")},
+      {"conv", field("Common.ConvCfg.Sy", 2), unsupported("Common.ConvCfg.Sy=2 with Common.ConvCfg.Sx=1")},
+      {"conv", field("Common.ConvCfg.Sx", 3, "Common.ConvCfg.Sy", 3), unsupported("Common.ConvCfg.Sx=3")},
+      {"conv", field("Common.ConvCfg.Sx", 2, "Common.ConvCfg.Sy", 2),
+       unsupported("NE.KernelCfg.SparseFmt=0 with Common.ConvCfg.Sx=2")},
+      {"conv", field("Common.ConvCfg.Px", 1), unsupported("Common.ConvCfg.Px=1 with Common.ConvCfg.Kw=1")},
+      {"conv", field("Common.ConvCfg.Py", 1), unsupported("Common.ConvCfg.Py=1 with Common.ConvCfg.Kh=1")},
+      {"conv", field("Common.OutDim.Wout", 2), unsupported("Common.OutDim.Wout=2 with Common.InDim.Win=1")},
       {"conv", field("Common.ConvCfg.Ox", 2), unsupported("Common.ConvCfg.Ox=2")},
       {"conv", field("Common.ConvCfg.Oy", 0), unsupported("Common.ConvCfg.Oy=0")},
-      {"conv", field("Common.GroupConvCfg.NumGroups", 32), unsupported("TileDMASrc.GroupStride.Stride=0")},
+      // Grouped convolutions: one 16-plane chunk of output channels per group.
+      {"conv", field("Common.GroupConvCfg.NumGroups", 32),
+       unsupported("Common.GroupConvCfg.NumGroups=32 with Common.Cout.Cout=1")},
       {"conv",
        [](RegisterImage& r) {
          set(r, "Common.GroupConvCfg.NumGroups", 2);
          set(r, "TileDMASrc.GroupStride.Stride", 64);
          set(r, "TileDMADst.GroupStride.GroupStride", 64);
        },
-       unsupported("Common.GroupConvCfg.NumGroups=2 with NE.MACCfg.OpMode=0")},
+       unsupported("Common.GroupConvCfg.NumGroups=2 with Common.Cout.Cout=1")},
       {"conv", field("Common.GroupConvCfg.ElemMultMode", 1), unsupported("Common.GroupConvCfg.ElemMultMode=1")},
       {"pass", field("Common.InDepth.Din", 2), unsupported("Common.InDepth.Din=2")},
       {"pass", field("Common.OutDepth.Dout", 4), unsupported("Common.OutDepth.Dout=4")},
@@ -158,12 +174,14 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
       {"pass", field("NE.MACCfg.BiasMode", 1), unsupported("NE.MACCfg.BiasMode=1 with NE.MACCfg.OpMode=4")},
       {"conv", field("NE.KernelCfg.KernelFmt", 0), unsupported("NE.KernelCfg.KernelFmt=0")},
       {"conv", field("NE.KernelCfg.PalettizedEn", 1), unsupported("NE.KernelCfg.PalettizedEn=1")},
-      {"conv", field("NE.KernelCfg.SparseFmt", 1), unsupported("NE.KernelCfg.SparseFmt=1")},
+      {"conv", field("NE.KernelCfg.SparseFmt", 1), unsupported("NE.KernelCfg.SparseFmt=1 with Common.ConvCfg.Sx=1")},
       {"conv", field("NE.KernelCfg.GroupKernelReuse", 1), unsupported("NE.KernelCfg.GroupKernelReuse=1")},
       {"conv", field("Common.ConvCfg.OCGSize", 2), unsupported("Common.ConvCfg.OCGSize=2 with Common.Cout.Cout=1")},
       {"conv32", field("Common.ConvCfg.OCGSize", 0), unsupported("Common.ConvCfg.OCGSize=0 with Common.Cout.Cout=32")},
-      {"conv32", field("Common.Cout.Cout", 48), unsupported("Common.ConvCfg.OCGSize=1 with Common.Cout.Cout=48")},
-      {"conv32", field("NE.MACCfg.BiasMode", 1), unsupported("NE.MACCfg.BiasMode=1 with Common.ConvCfg.OCGSize=1")},
+      {"conv32", field("Common.Cout.Cout", 40), unsupported("Common.ConvCfg.OCGSize=1 with Common.Cout.Cout=40")},
+      {"conv32", field("Common.ConvCfg.OCGSize", 2), unsupported("Common.ConvCfg.OCGSize=2 with Common.Cout.Cout=32")},
+      // A bias row per plane (records): the base's 64-byte lanes hold it.
+      {"conv32", field("NE.MACCfg.BiasMode", 1), ""},
       // post stage without A3
       {"conv", field("NE.MACCfg.NonlinearMode", 2), unsupported("NE.MACCfg.NonlinearMode=2 with NE.MACCfg.OpMode=0")},
       {"bias", field("NE.PostScale.PostScale", 0x4000),

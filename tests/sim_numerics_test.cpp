@@ -41,13 +41,13 @@ TEST(SimOptions, ParsesEverySettingAndAssumption) {
   EXPECT_EQ(o.numerics.overflow, sim::Numerics::Overflow::Saturate);
   EXPECT_EQ(o.numerics.subnormals, sim::Numerics::Subnormals::FlushToZero);
   EXPECT_EQ(o.numerics.lut, sim::Numerics::Lut::Ideal);
-  // A1 and A4 are retired (settled by evidence): accepted, no effect.
-  EXPECT_TRUE(o.assume.ocg_layout && o.assume.post_chain);
-  EXPECT_FALSE(o.assume.pe_minmax || o.assume.lut_any);
+  // A1, A2 and A4 are retired (settled by evidence): accepted, no effect.
+  EXPECT_TRUE(o.assume.post_chain);
+  EXPECT_FALSE(o.assume.pe_minmax || o.assume.lut_any || o.assume.ocg_layout);
   ASSERT_TRUE(sim::apply_option(o, "strict").ok());
-  EXPECT_FALSE(o.assume.ocg_layout || o.assume.post_chain);
+  EXPECT_FALSE(o.assume.post_chain);
   ASSERT_TRUE(sim::apply_option(o, "all-assumptions").ok());
-  EXPECT_TRUE(o.assume.ocg_layout && o.assume.post_chain);
+  EXPECT_TRUE(o.assume.post_chain);
   EXPECT_FALSE(sim::apply_option(o, "A5").ok());
 }
 
@@ -57,8 +57,8 @@ TEST(SimOptions, DefaultsAreStrictAndDescribed) {
             (std::vector<std::string>{"acc=fp32", "products=exact", "bias=in-acc", "overflow=inf", "subnormal=keep",
                                       "lut=linear", "round=rne", "nan=propagate"}));
   sim::Options a;
-  ASSERT_TRUE(sim::apply_option(a, "A2").ok());
-  EXPECT_EQ(sim::describe_options(a).back(), "A2 ocg-layout");
+  ASSERT_TRUE(sim::apply_option(a, "A3").ok());
+  EXPECT_EQ(sim::describe_options(a).back(), "A3 post-chain");
 }
 
 TEST(SimOptions, UnknownSettingsAreOneLineErrors) {

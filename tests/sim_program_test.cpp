@@ -161,7 +161,7 @@ TEST(SimProgram, ConcatRunsBothTasksIntoOneBuffer) {
 
 // gemm.hwx with every weight patched to w (as allbilly/ane gemm_nz.hwx with
 // w = 0.5): 512 * w * x whatever the lane order (section 10 prediction).
-// One weight changed makes the lanes non-uniform: refused without A2.
+// One weight changed lands on one output channel by the records' layout.
 TEST(SimProgram, GemmWithUniformAndNonUniformWeights) {
   ANE_REQUIRE_CORPUS();
   Bytes bytes = test::read_or_die(test::corpus_hwx_path("gemm"));
@@ -182,14 +182,9 @@ TEST(SimProgram, GemmWithUniformAndNonUniformWeights) {
   ASSERT_TRUE(p.ok());
   sim = Simulator::create(*p);
   ASSERT_TRUE(sim.ok());
-  EXPECT_EQ(error_of(sim->run()), "unsupported: Common.ConvCfg.OCGSize=5 with non-uniform weights in task 0");
-  sim::Options o;
-  o.assume.ocg_layout = true;
-  sim = Simulator::create(*p, o);
-  ASSERT_TRUE(sim.ok());
   ASSERT_EQ(error_of(sim->set_input("image", tensor({1, 512, 1, 1}, std::vector<float>(512, 2)))), "");
   ASSERT_EQ(error_of(sim->run()), "");
-  // A2: word 1000 of lane 0 is (oc_local, ic) = (1000 % 32, 1000 / 32) = (8, 31):
+  // The records' layout: word 1000 of lane 0 is (oc_local, ic) = (1000 % 32, 1000 / 32) = (8, 31):
   // output channel 8 loses 0.25 * 2 = 0.5 from 512 * 0.5 * 2 = 512.
   const auto y = values(*sim->read_buffer("probs@output"));
   for (int oc = 0; oc < 512; ++oc) EXPECT_EQ(y[oc], oc == 8 ? 511.5f : 512.0f) << oc;

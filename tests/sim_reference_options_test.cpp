@@ -207,8 +207,7 @@ TEST(SimReferenceOptions, AccumulatorOrderOver512Channels) {
   size_t differ = 0;
   for (size_t i = 0; i < f32.size(); ++i) differ += f32[i] != f64[i];
   EXPECT_GT(differ, 400u);  // the accumulator matters for nearly every output
-  Options a2;
-  a2.assume.ocg_layout = true;
+  Options a2;  // numerics settings on the gemm lanes (no assumption needed)
   // Default acc=fp32: fp32 sums in the BLAS's own (blocked) order: inside the
   // any-order bound, not necessarily equal to the sequential sum.
   run_both(

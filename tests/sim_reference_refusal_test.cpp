@@ -35,11 +35,13 @@ TEST(SimReferenceRefusal, ExactMessages) {
     const char* message;
   };
   const std::vector<Case> cases{
-      {"conv", {{"Common.ConvCfg.Kw", 3}}, 0, "unsupported: Common.ConvCfg.Kw=3 in task 0"},
-      {"conv", {{"Common.ConvCfg.Kh", 3}}, 0, "unsupported: Common.ConvCfg.Kh=3 in task 0"},
+      {"conv", {{"Common.ConvCfg.Kw", 3}}, 0, "unsupported: Common.ConvCfg.Kw=3 with Common.ConvCfg.Kh=1 in task 0"},
+      {"conv", {{"Common.ConvCfg.Kh", 3}}, 0, "unsupported: Common.ConvCfg.Kw=1 with Common.ConvCfg.Kh=3 in task 0"},
       {"relu", {{"NE.MACCfg.NonlinearMode", 3}}, 0, "unsupported: NE.MACCfg.NonlinearMode=3 in task 0"},
       {"sum", {{"PE.Cfg.OpMode", 4}}, 0, "unsupported: PE.Cfg.OpMode=4 in task 0"},
       {"concat", {{"Common.ConvCfg.Kw", 3}}, 1, "unsupported: Common.ConvCfg.Kw=3 in task 1"},
+      {"conv", {{"Common.ConvCfg.Kw", 5}, {"Common.ConvCfg.Kh", 5}}, 0,
+       "unsupported: a 5x5 kernel (records show 1x1 and 3x3) in task 0"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.message);
@@ -58,9 +60,9 @@ TEST(SimReferenceRefusal, MessagesNameFieldAndTask) {
       {"conv", {{"Common.ConvCfg.Sx", 2}}, "Common.ConvCfg.Sx=2"},                          // §11.3 #3
       {"conv", {{"Common.ConvCfg.Px", 1}}, "Common.ConvCfg.Px=1"},                          // #2
       {"conv", {{"Common.ConvCfg.Ox", 2}}, "Common.ConvCfg.Ox=2"},                          // #3
-      {"conv", {{"Common.GroupConvCfg.NumGroups", 32}}, "GroupStride"},                     // #4: groups overlap
+      {"conv", {{"Common.GroupConvCfg.NumGroups", 32}}, "Common.GroupConvCfg.NumGroups=32"},  // one chunk per group
       {"conv", {{"KernelDMASrc.CoeffDMAConfig[2].En", 0}}, "CoeffDMAConfig[2]"},            // §11.1 lanes
-      {"conv", {{"NE.MACCfg.NonlinearMode", 1}}, "NE.MACCfg.NonlinearMode=1"},              // A3 off
+      {"conv", {{"NE.MACCfg.NonlinearMode", 2}}, "NE.MACCfg.NonlinearMode=2"},              // A3 off
       {"relu", {{"Common.ChCfg.InFmt", 1}}, "Common.ChCfg.InFmt=1"},                        // #6
       {"relu", {{"TileDMASrc.DMAConfig.En", 0}}, "TileDMASrc.DMAConfig.En=0"},              // #9
       {"relu", {{"TileDMASrc.Fmt.Interleave", 2}}, "TileDMASrc.Fmt.Interleave=2"},          // #10
@@ -71,7 +73,7 @@ TEST(SimReferenceRefusal, MessagesNameFieldAndTask) {
       {"relu", {{"PE.Cfg.OpMode", 1}}, ""},                              // §5: one source, PE.Cfg != 0
       {"relu", {{"Header[8].RBE1", 1}, {"Header[8].RBase1", 5}}, ""},    // §5: two sources, PE.Cfg = 0
       {"sigmoid", {{"NE.MACCfg.UnkBit20", 0}}, "NE.MACCfg.UnkBit20=0"},  // §11.1 bit 20 with the LUT
-      {"gemm", {{"NE.MACCfg.BiasMode", 1}}, "NE.MACCfg.BiasMode=1"},     // #7: bias with OCGSize 5
+      {"gemm", {{"NE.MACCfg.BiasMode", 1}}, "CoeffBfrSize[0]"},          // a bias row the lanes lack
       {"sum", {{"PE.Cfg.OpMode", 5}}, "PE.Cfg.OpMode=5"},                // §11.3 #5
   };
   for (const auto& c : cases) {
@@ -136,11 +138,11 @@ TEST(SimReferenceRefusal, ConvolutionWithReluWithAssumption) {
   }
 }
 
-// A2 ocg_layout: gemm with weights that differ per output channel is refused
-// without A2; with it, lane g serves output channels 32g .. 32g+31 and weight
-// (oc_local, ic) sits at byte 2 (ic * 32 + oc_local) (§11.2). Weights are
+// gemm with weights that differ per output channel: lane g serves output
+// channels 32g .. 32g+31 and weight (oc_local, ic) sits at byte
+// 2 (ic * 32 + oc_local) (§11.2's guess A2, now the records' layout). Weights are
 // nonzero only where ic = oc (mod 16), small integers: every sum is exact.
-TEST(SimReferenceRefusal, GemmWeightLayoutWithAssumption) {
+TEST(SimReferenceRefusal, GemmWeightLayout) {
   ANE_REQUIRE_CORPUS();
   const auto p = load("gemm");
   const int n = 1 << field(p.tasks[0].regs, "Common.ConvCfg.OCGSize");
@@ -161,11 +163,8 @@ TEST(SimReferenceRefusal, GemmWeightLayoutWithAssumption) {
   std::mt19937 rng(111);
   ref::Tensor3 x{512, 1, 1, {}};
   for (int i = 0; i < 512; ++i) x.v.push_back(h(static_cast<int>(rng() % 9) - 4));
-  for (const auto& e : errors_of("gemm", {}, 0, {}, lanes)) EXPECT_EQ(e.rfind("unsupported: ", 0), 0u) << e;
-  Options a2;
-  a2.assume.ocg_layout = true;
   run_both(
-      p, regs_of(p), {{"image", x.v}}, a2,
+      p, regs_of(p), {{"image", x.v}}, Options{},
       [&](const Outcome& r) { EXPECT_TRUE(values_equal(r, ref::conv1x1(x, w, 512).v)); }, lanes);
 }
 

@@ -25,9 +25,8 @@ struct CompileOptions {
   // default_ident() of the plist path and output path below.
   std::string ident;
   std::string output_path = "model.hwx";  // only used in the default ident
-  // Assumption A2 of the simulator docs: with more than 16 output channels
-  // and weights that are not all equal, lay each lane out input-major
-  // (weight (oc, ic) of lane g at byte 2*(ic*n + oc - g*n)). Off: refused.
+  // Retired: the lane layout of more than 16 output channels is known
+  // (docs/convolution.md). Kept so that existing callers compile; no effect.
   bool assume_ocg_layout = false;
 };
 

@@ -59,7 +59,7 @@ struct Numerics {
 };
 
 struct Assumptions {
-  bool ocg_layout = false;  // A2: lane/weight order when OCGSize > 0 and weights differ
+  bool ocg_layout = false;  // retired (A2): the lane layout is known (docs/convolution.md); no effect
   bool post_chain = false;  // A3: MAC -> bias -> PostScale -> nonlinearity -> round
   // Retired (settled by the eiln kernels and mil-hwx-compiler's records; no
   // effect): A1 PE OpMode 2 = max, 3 = min; A4 the general table reading.

@@ -68,50 +68,18 @@ Expected<std::vector<uint16_t>> WeightFiles::read(const SourceRef& index_ref, co
   return out;
 }
 
-// Cout <= 16: lane o holds output channel o, [bias][weights] padded to a
-// 64-byte row. Cout > 16: 16 lanes of (Cout/16) rows each. Which channels a
-// lane holds, and in what order, is not known: with all weights equal it
-// cannot matter and the rows are written in channel order; otherwise the
-// simulator's assumption A2 (input-major inside the lane) is used on request.
-Expected<KernelLayout> layout_conv_kernel(const std::vector<uint16_t>& weights, const std::vector<uint16_t>& bias,
-                                          uint32_t cin, uint32_t cout, bool assume_ocg_layout) {
+Expected<KernelLayout> layout_conv_kernel(const ConvKernelShape& shape, const std::vector<uint16_t>& weights,
+                                          const std::vector<uint16_t>& bias) {
+  auto packed = pack_conv_kernel(shape, {weights, bias});
+  if (!packed) return packed.error();
   KernelLayout k;
-  const uint32_t has_bias = bias.empty() ? 0 : 1;
-  const uint32_t lanes = std::min<uint32_t>(cout, 16);
-  const uint32_t per = cout > 16 ? cout / 16 : 1;
-  while ((1u << k.ocg_size) < per) ++k.ocg_size;
-  const uint64_t row = roundup((uint64_t{has_bias} + cin) * 2, 64);
-  const uint64_t chunk = per * row;
-  k.bytes.assign(lanes * chunk, 0);
-  auto put = [&](uint64_t off, uint16_t v) {
-    k.bytes[off] = static_cast<uint8_t>(v);
-    k.bytes[off + 1] = static_cast<uint8_t>(v >> 8);
-  };
-  const bool uniform = std::all_of(weights.begin(), weights.end(), [&](uint16_t v) { return v == weights[0]; });
-  const bool input_major = per > 1 && !uniform;
-  if (input_major && !assume_ocg_layout)
-    return make_error(fmt::format(
-        "unsupported: {} output channels ({} per kernel lane) with weights that are not all equal: the order of "
-        "output channels inside a lane is not known (use --assume-ocg-layout for the simulator's assumption A2)",
-        cout, per));
-  for (uint32_t g = 0; g < lanes; ++g) {
-    k.lane_offsets.push_back(g * chunk);
-    k.lane_sizes.push_back(chunk);
-    for (uint32_t local = 0; local < per; ++local) {
-      const uint32_t oc = g * per + local;
-      if (input_major) {
-        for (uint32_t ic = 0; ic < cin; ++ic)
-          put(g * chunk + 2 * (uint64_t{ic} * per + local), weights[uint64_t{oc} * cin + ic]);
-      } else {
-        const uint64_t base = g * chunk + local * row;
-        if (has_bias) put(base, bias[oc]);
-        for (uint32_t ic = 0; ic < cin; ++ic) put(base + 2 * (has_bias + uint64_t{ic}), weights[uint64_t{oc} * cin + ic]);
-      }
-    }
+  k.bytes = std::move(packed->bytes);
+  for (int i = 0; i < kKernelLanes; ++i) {
+    if (!packed->lane_size[i]) continue;
+    k.lane_offsets.push_back(packed->lane_offset[i]);
+    k.lane_sizes.push_back(packed->lane_size[i]);
   }
-  if (input_major) k.notes.push_back("assumption A2: lane g holds output channels g*n..g*n+n-1, input-major");
-  else if (per > 1)
-    k.notes.push_back("all weights are equal, so the unknown channel order inside a lane cannot change the result");
+  k.ocg_size = shape.ocg;
   return k;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ane/bytes.h"
+#include "ane/conv_kernel.h"
 #include "ane/error.h"
 #include "ane/network.h"
 
@@ -35,8 +36,9 @@ struct KernelLayout {
   std::vector<std::string> notes;
 };
 
-// weights: [cout][cin] fp16 bits; bias: empty or cout fp16 values.
-Expected<KernelLayout> layout_conv_kernel(const std::vector<uint16_t>& weights, const std::vector<uint16_t>& bias,
-                                          uint32_t cin, uint32_t cout, bool assume_ocg_layout);
+// The kernel section of one convolution task, laid out by ane/conv_kernel.h:
+// weights [outputs][reduction] and bias (empty or one per output), fp16 bits.
+Expected<KernelLayout> layout_conv_kernel(const ConvKernelShape& shape, const std::vector<uint16_t>& weights,
+                                          const std::vector<uint16_t>& bias);
 
 }  // namespace ane::compiler

@@ -96,10 +96,9 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   if (!l.output_channels) return fail(l.at("OutputChannels"), "missing (required for a Conv)");
   const Tensor in = plan_.tensors[*src];
   const uint32_t cin = in.c, cout = *l.output_channels;
-  if (cout > 16 && (cout % 16 != 0 || (cout / 16 & (cout / 16 - 1)) != 0 || cout / 16 > 128))
-    return fail(
-        l.at("OutputChannels"),
-        fmt::format("unsupported: {} output channels (known: up to 16, or 16 x a power of two up to 2048)", cout));
+  if (cout > 16 && cout % 16 != 0)
+    return fail(l.at("OutputChannels"),
+                fmt::format("unsupported: {} output channels (known: up to 16, or a multiple of 16)", cout));
 
   TaskPlan t;
   t.kind = TaskKind::Conv;
@@ -122,11 +121,6 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
     if (g.bias_scalar || g.scale_scalar)
       return fail(goc->at(g.bias_scalar ? "Params.BiasScalar" : "Params.ScaleScalar"),
                   "unsupported: scalar bias/scale together with BiasScaleGroupData");
-    if (cout > 16)
-      return fail(goc->at("Params.BiasScaleGroupData"),
-                  fmt::format("unsupported: bias with {} output channels (the bias layout of multi-channel kernel "
-                              "lanes is not known)",
-                              cout));
     auto b = weights_.read(goc->at("Params.BiasScaleGroupData.BiasIndex"),
                            goc->at("Params.BiasScaleGroupData.BiasOffset"), *g.bias, cout, "bias");
     if (!b) return b.error();
@@ -134,7 +128,12 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
     if (auto c = check_channels(*goc, cout); !c) return c;
     t.bias = true;
   }
-  auto layout = layout_conv_kernel(*weights, bias, cin, cout, opts_.assume_ocg_layout);
+  ConvKernelShape shape;
+  shape.cin = cin;
+  shape.cout = cout;
+  shape.bias = t.bias;
+  shape.ocg = compiler_conv_ocg(cout, false, in.h, in.w);
+  auto layout = layout_conv_kernel(shape, *weights, bias);
   if (!layout) return fail(l.at("OutputChannels"), layout.error().message);
   t.kernel = std::move(layout->bytes);
   t.lane_offsets = std::move(layout->lane_offsets);
@@ -152,7 +151,6 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   if (goc) {
     ul.rule += fmt::format(", with the per-channel bias of GOC '{}' fused in", goc->name);
   }
-  for (auto& n : layout->notes) ul.notes.push_back(std::move(n));
   if (cout >= 4 && cout <= 15)
     ul.notes.push_back("ENE = 1 + ceil(log2(lanes)) for 4..15 output channels is inferred (no sample)");
   if (p.kernel.type == ElementType::Float32) ul.notes.push_back("Float32 weights rounded to fp16, nearest-even");

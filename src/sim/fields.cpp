@@ -61,6 +61,8 @@ Fields build() {
   f.oy = must("Common.ConvCfg.Oy");
   f.num_groups = must("Common.GroupConvCfg.NumGroups");
   f.elem_mult = must("Common.GroupConvCfg.ElemMultMode");
+  f.unicast_en = must("Common.GroupConvCfg.UnicastEn");
+  f.unicast_cin = must("Common.GroupConvCfg.UnicastCin");
   f.task_type = must("Common.Cfg.TaskType");
   f.common_cfg = must("Common.Cfg.UnkBit0");
   f.bcast_src1_w = must("Common.Broadcast.Src1W");

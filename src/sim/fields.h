@@ -25,7 +25,7 @@ struct Fields {
   const FieldInfo *win, *hin, *din, *wout, *hout, *dout;
   const FieldInfo *in_fmt, *src2_in_fmt, *out_fmt, *cin, *cout;
   const FieldInfo *kw, *kh, *ocg, *sx, *sy, *px, *py, *ox, *oy;
-  const FieldInfo *num_groups, *elem_mult;
+  const FieldInfo *num_groups, *elem_mult, *unicast_en, *unicast_cin;
   const FieldInfo *task_type;                 // Common.Cfg.TaskType
   const FieldInfo *common_cfg;                // UnkBit0: stands for the whole Common.Cfg register in traces
   const FieldInfo *bcast_src1_w, *bcast_src1_h, *bcast_src1_c;  // Common.Broadcast

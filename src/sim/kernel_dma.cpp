@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "ane/conv_kernel.h"
+
 #include "numerics.h"
 
 namespace ane::sim::detail {
@@ -39,49 +41,38 @@ Status require_lanes(const Lanes& lanes, const RegisterImage& regs, uint32_t cou
   return Ok{};
 }
 
-Status conv_weights(const Lanes& lanes, const RegisterImage& regs, const TaskPlan& p, const Options& opts, float* w,
-                    float* bias, uint64_t& subnormals, std::vector<std::string>& notes, uint32_t task) {
+Status conv_weights(const Lanes& lanes, const TaskPlan& p, const Options& opts, float* w, float* bias,
+                    uint64_t& subnormals, uint32_t task) {
+  const ConvKernelShape shape = conv_kernel_shape(p.ne);
+  // Lanes the layout reads must be on and long enough: named by register.
+  const auto need = conv_kernel_lane_needs(shape);
+  std::array<KernelLane, kKernelLanes> view;
+  for (int i = 0; i < kLanes; ++i) {
+    if (!need[i]) continue;
+    if (!lanes.enabled[i]) return unsupported(*fields().lane_en[i], 0, task);
+    if (lanes.size[i] < need[i]) return unsupported(*fields().lane_size[i], static_cast<uint32_t>(lanes.size[i] >> 6), task);
+  }
+  for (int i = 0; i < kLanes; ++i)
+    if (lanes.enabled[i]) view[i] = {lanes.data[i], lanes.size[i]};
+  auto k = unpack_conv_kernel(shape, view);
+  if (!k) {
+    // Name the registers that chose the layout the lanes do not fit.
+    const Fields& F = fields();
+    std::string why = k.error().message;
+    if (why.rfind("unsupported: ", 0) == 0) why.erase(0, 13);
+    return make_error(fmt::format("unsupported: {} (layout of {}, {}, {}, {}{}) in task {}", why,
+                                  field_value(*F.bias_mode, p.ne.bias), field_value(*F.ocg, p.ne.ocg),
+                                  field_value(*F.cin, p.ne.cin), field_value(*F.cout, p.ne.cout),
+                                  p.ne.conv.sparse ? ", " + field_value(*F.sparse, 1) : std::string(), task));
+  }
   const bool ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
-  auto weight = [&](const uint8_t* lane, uint64_t index) {
-    return fp16_to_float(load_fp16_bits(load_u16(lane + 2 * index), ftz, subnormals));
+  uint64_t sub = 0;
+  auto widen = [&](const std::vector<uint16_t>& from, float* to) {
+    for (size_t i = 0; i < from.size(); ++i) to[i] = fp16_to_float(load_fp16_bits(from[i], ftz, sub));
   };
-  const uint64_t cin = p.ne.cin;
-  if (p.ne.ocg == 0) {
-    // One output channel per lane: [bias] W[oc][0..Cin-1] (section 6.3, 6.4).
-    const uint64_t lead = p.ne.bias ? 1 : 0;
-    if (Status s = require_lanes(lanes, regs, p.ne.cout, (cin + lead) * 2, task); !s) return s;
-    for (uint32_t oc = 0; oc < p.ne.cout; ++oc) {
-      if (p.ne.bias) bias[oc] = weight(lanes.data[oc], 0);
-      for (uint64_t ic = 0; ic < cin; ++ic) w[oc * cin + ic] = weight(lanes.data[oc], lead + ic);
-    }
-    return Ok{};
-  }
-  const uint64_t n = uint64_t{1} << p.ne.ocg;  // output channels per lane
-  const uint32_t groups = static_cast<uint32_t>(p.ne.cout / n);
-  if (Status s = require_lanes(lanes, regs, groups, n * cin * 2, task); !s) return s;
-  // Uniform weights: the order inside the lanes cannot change the result.
-  // A lane is uniform when it equals itself shifted by one word.
-  const uint8_t* first = lanes.data[0];
-  const uint64_t lane_bytes = n * cin * 2;
-  bool uniform = true;
-  for (uint32_t g = 0; g < groups && uniform; ++g)
-    uniform = std::memcmp(lanes.data[g], first, 2) == 0 &&
-              std::memcmp(lanes.data[g], lanes.data[g] + 2, lane_bytes - 2) == 0;
-  if (uniform) {
-    const float v = weight(first, 0);
-    subnormals += (n * cin * groups - 1) * (fp16_is_subnormal(load_u16(first)) ? 1 : 0);
-    // One row, then whole-row copies (vectorised memcpy beats a scalar fill).
-    std::fill(w, w + cin, v);
-    for (uint32_t oc = 1; oc < p.ne.cout; ++oc) std::memcpy(w + oc * cin, w, cin * sizeof(float));
-    return Ok{};
-  }
-  if (!opts.assume.ocg_layout || n > 32)
-    return unsupported(field_value(*fields().ocg, p.ne.ocg) + " with non-uniform weights", task);
-  // A2: lane g serves oc g*n .. g*n+n-1, weight (ol, ic) at byte 2*(ic*n + ol).
-  notes.push_back("A2 ocg-layout");
-  for (uint32_t g = 0; g < groups; ++g)
-    for (uint64_t ol = 0; ol < n; ++ol)
-      for (uint64_t ic = 0; ic < cin; ++ic) w[(g * n + ol) * cin + ic] = weight(lanes.data[g], ic * n + ol);
+  widen(k->weights, w);
+  widen(k->bias, bias);
+  subnormals += sub;
   return Ok{};
 }
 

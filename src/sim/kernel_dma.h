@@ -29,12 +29,11 @@ Expected<Lanes> kernel_dma(MachineState& st, const RegisterImage& regs, int kslo
 // Lanes 0..count-1 must be enabled and hold at least `bytes` each.
 Status require_lanes(const Lanes& lanes, const RegisterImage& regs, uint32_t count, uint64_t bytes, uint32_t task);
 
-// The weights of a 1x1 convolution as w[oc * Cin + ic] (fp32, exact) and,
-// with BiasMode, bias[oc]. OCGSize 0: lane oc = [bias] W[oc][0..Cin-1].
-// OCGSize > 0: computed when all weights in the used lanes are equal, else
-// laid out by A2 or refused. Subnormal weights are counted (and flushed
-// under subnormal=ftz).
-Status conv_weights(const Lanes& lanes, const RegisterImage& regs, const TaskPlan& p, const Options& opts,
-                    float* w, float* bias, uint64_t& subnormals, std::vector<std::string>& notes, uint32_t task);
+// A convolution's weights as w[oc * reduction + r] (fp32, exact; r =
+// ic * kh * kw + ky * kw + kx) and, with BiasMode, bias[oc], read from the
+// lanes by the layout the registers describe (ane/conv_kernel.h). Subnormal
+// weights are counted (and flushed under subnormal=ftz).
+Status conv_weights(const Lanes& lanes, const TaskPlan& p, const Options& opts, float* w, float* bias,
+                    uint64_t& subnormals, uint32_t task);
 
 }  // namespace ane::sim::detail

@@ -157,12 +157,11 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   } else if (p.ne.mac != NePlan::Mac::Conv) {
     if (Status s = ne_pass(*x, p, lut ? &*lut : nullptr, opts, ws, index, y, rec.notes); !s) return s;
   } else {
-    auto w = ws.floats(uint64_t{p.ne.cout} * p.ne.cin, "the weight matrix", index);
+    auto w = ws.floats(p.ne.outputs() * p.ne.reduction(), "the weight matrix", index);
     if (!w) return w.error();
-    auto bias = ws.floats(p.ne.bias ? p.ne.cout : 0, "the bias vector", index);
+    auto bias = ws.floats(p.ne.bias ? p.ne.outputs() : 0, "the bias vector", index);
     if (!bias) return bias.error();
-    if (Status s = conv_weights(lanes, regs, p, opts, (*w)->data(), (*bias)->data(), subnormal_inputs, rec.notes,
-                                index);
+    if (Status s = conv_weights(lanes, p, opts, (*w)->data(), (*bias)->data(), subnormal_inputs, index);
         !s)
       return s;
     if (Status s = ne_conv(**x, **w, p.ne.bias ? (*bias)->data() : nullptr, p, lut ? &*lut : nullptr, opts, ws,

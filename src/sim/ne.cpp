@@ -8,6 +8,7 @@
 
 #include "mac.h"
 #include "numerics.h"
+#include "window.h"
 
 namespace ane::sim::detail {
 
@@ -67,7 +68,7 @@ Status post_stage(Values& v, const TaskPlan& tp, const float* bias_after_round, 
   }
   if (bias_after_round) {
     // bias=after-round: round the sum to fp16, add the bias, round again later.
-    for (uint32_t oc = 0; oc < p.cout; ++oc) {
+    for (uint64_t oc = 0; oc < p.outputs(); ++oc) {
       double* row = v.d->data() + oc * hw;
       const double b = bias_after_round[oc];
       for (uint64_t i = 0; i < hw; ++i) row[i] = fp16_to_float(double_to_fp16(row[i])) + b;
@@ -104,44 +105,69 @@ Status ne_conv(const Buf<float>& x, const Buf<float>& w, const float* bias, cons
                std::vector<std::string>& notes) {
   const NePlan& p = tp.ne;
   const Numerics& n = opts.numerics;
-  const uint64_t hw = uint64_t{tp.a.dims.h} * tp.a.dims.w;
-  const uint64_t outs = uint64_t{p.cout} * hw;
+  const uint64_t hw_in = uint64_t{tp.a.dims.h} * tp.a.dims.w;
+  const uint64_t hw = uint64_t{tp.out.dims.h} * tp.out.dims.w;
+  const uint32_t groups = p.conv_groups(), gin = p.group_cin(), gout = p.group_cout();
+  const uint32_t red = static_cast<uint32_t>(p.reduction());
+  const uint64_t outs = p.outputs() * hw;
   const bool in_acc = bias && n.bias == Numerics::BiasPoint::InAccumulator;
   const float* bias_in_acc = in_acc ? bias : nullptr;
   const bool fp64 = n.accumulator == Numerics::Accumulator::Fp64;
-  if (p.cin > 1) notes.push_back(setting_note(n, "acc"));
+  if (red > 1) notes.push_back(setting_note(n, "acc"));
   notes.push_back(setting_note(n, "products"));
   if (bias) notes.push_back(setting_note(n, "bias"));
 
   const bool ordered = n.accumulator == Numerics::Accumulator::Fp32Ordered;
   const bool round_products = n.products == Numerics::Products::Fp16;
-  if (fp64 && !round_products) {
+  const bool dgemm = fp64 && !round_products;
+  // A window to gather first unless every output reads one input pixel.
+  Buf<float>* col = nullptr;
+  if (!p.conv.pointwise()) {
+    auto c = ws.floats(uint64_t{red} * hw, "the convolution windows", task);
+    if (!c) return c.error();
+    col = *c;
+  }
+  Buf<double>*xd = nullptr, *wd = nullptr, *yd = nullptr;
+  Buf<float>* yf = nullptr;
+  if (dgemm) {
     // acc=fp64: fp16 products are exact in fp64 and the sum loses (almost) nothing.
-    auto xd = ws.doubles(x.size(), "the fp64 input matrix", task);
-    if (!xd) return xd.error();
-    auto wd = ws.doubles(w.size(), "the fp64 weight matrix", task);
-    if (!wd) return wd.error();
+    auto a = ws.doubles(uint64_t{red} * hw, "the fp64 input matrix", task);
+    if (!a) return a.error();
+    auto b = ws.doubles(uint64_t{gout} * red, "the fp64 weight matrix", task);
+    if (!b) return b.error();
+    xd = *a;
+    wd = *b;
+  }
+  if (fp64) {
     auto y = ws.doubles(outs, "the MAC result", task);
     if (!y) return y.error();
-    mac_dgemm(x.data(), w.data(), bias_in_acc, p.cout, p.cin, hw, (*xd)->data(), (*wd)->data(), (*y)->data());
-    out.wide = true;
-    out.d = *y;
-  } else if (fp64) {
-    auto y = ws.doubles(outs, "the MAC result", task);
-    if (!y) return y.error();
-    mac_ordered(x.data(), w.data(), bias_in_acc, p.cout, p.cin, hw, true, (*y)->data());
-    out.wide = true;
-    out.d = *y;
+    yd = *y;
   } else {
     auto y = ws.floats(outs, "the MAC result", task);
     if (!y) return y.error();
-    if (ordered || round_products)
-      mac_ordered(x.data(), w.data(), bias_in_acc, p.cout, p.cin, hw, round_products, (*y)->data());
-    else
-      mac_sgemm(x.data(), w.data(), bias_in_acc, p.cout, p.cin, hw, (*y)->data());
-    out.wide = false;
-    out.f = *y;
+    yf = *y;
   }
+  for (uint32_t g = 0; g < groups; ++g) {
+    const float* xg = x.data() + uint64_t{g} * gin * hw_in;
+    if (col) {
+      gather_windows(xg, gin, tp.a.dims.h, tp.a.dims.w, p.conv, tp.out.dims.h, tp.out.dims.w, col->data());
+      xg = col->data();
+    }
+    const float* wg = w.data() + uint64_t{g} * gout * red;
+    const float* bg = bias_in_acc ? bias_in_acc + uint64_t{g} * gout : nullptr;
+    const uint64_t at = uint64_t{g} * gout * hw;
+    if (dgemm)
+      mac_dgemm(xg, wg, bg, gout, red, hw, xd->data(), wd->data(), yd->data() + at);
+    else if (fp64)
+      mac_ordered(xg, wg, bg, gout, red, hw, true, yd->data() + at);
+    else if (ordered || round_products)
+      mac_ordered(xg, wg, bg, gout, red, hw, round_products, yf->data() + at);
+    else
+      mac_sgemm(xg, wg, bg, gout, red, hw, yf->data() + at);
+  }
+  out.wide = fp64;
+  if (fp64) out.d = yd;
+  else out.f = yf;
   const float* after = bias && !in_acc ? bias : nullptr;
   return post_stage(out, tp, after, hw, false, lut, opts, ws, task, notes);
 }

@@ -69,13 +69,12 @@ struct AssumptionName {
 };
 
 constexpr AssumptionName kAssumptions[] = {
-    {"A2", "ocg-layout", &Assumptions::ocg_layout},
     {"A3", "post-chain", &Assumptions::post_chain},
 };
 
 // Former assumptions the evidence settled (docs/simulator.md): still accepted,
 // so that existing command lines keep working, but they change nothing.
-constexpr const char* kRetired[][2] = {{"A1", "pe-minmax"}, {"A4", "lut-any"}};
+constexpr const char* kRetired[][2] = {{"A1", "pe-minmax"}, {"A2", "ocg-layout"}, {"A4", "lut-any"}};
 
 std::string lower(std::string_view s) {
   std::string out(s);

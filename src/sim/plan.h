@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ane/conv_kernel.h"
 #include "ane/error.h"
 #include "ane/registers.h"
 #include "ane/sim.h"
@@ -63,14 +64,33 @@ struct Destination {
 
 enum class Engine { Ne, Pe, PeReduce };
 
+// A convolution's window: kernel, stride and leading padding (the trailing
+// padding follows from the output size), and how channels are grouped.
+struct ConvGeometry {
+  uint32_t kh = 1, kw = 1, sy = 1, sx = 1, py = 0, px = 0;
+  uint32_t groups = 1;     // NumGroups: independent Cin -> Cout convolutions
+  bool depthwise = false;  // UnicastEn: output channel c reads input channel c only
+  bool sparse = false;     // KernelCfg.SparseFmt: the zero-skipping kernel form
+  // A plain matrix product per pixel: no window to gather.
+  bool pointwise() const { return kh == 1 && kw == 1 && sy == 1 && sx == 1; }
+};
+
 struct NePlan {
   enum class Mac { Pass, AccumulatePass, Conv } mac = Mac::Pass;
-  uint32_t cin = 0, cout = 0, ocg = 0;
+  uint32_t cin = 0, cout = 0, ocg = 0;  // Common.Cin/Cout: per group
   bool bias = false;              // BiasMode: lane oc starts with the bias (conv)
   uint16_t acc_bias = 0;          // fp16 added to the accumulator (AccumulatePass)
   uint16_t post_scale = 0x3c00;
   uint32_t nonlinear = 0;         // 0 none, 1 ReLU, 2 lookup table (lane 0)
   int kernel_slot = -1;
+  ConvGeometry conv;
+  // Convolution sizes: independent groups (depthwise: one per channel), the
+  // channels in and out of each, the weights per output, all outputs.
+  uint32_t conv_groups() const { return conv.depthwise ? cout : conv.groups; }
+  uint32_t group_cin() const { return conv.depthwise ? 1 : cin; }
+  uint32_t group_cout() const { return conv.depthwise ? 1 : cout; }
+  uint64_t reduction() const { return uint64_t{group_cin()} * conv.kh * conv.kw; }
+  uint64_t outputs() const { return uint64_t{conv_groups()} * group_cout(); }
 };
 
 struct PePlan {
@@ -101,6 +121,11 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
 // Parts of plan_task (plan_ne.cpp, plan_pe.cpp).
 class Checker;
 Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p);
+ConvKernelShape conv_kernel_shape(const NePlan& ne);
+// "3x3 stride 2 pad 1,1 depthwise": the window in a trace or summary.
+std::string conv_name(const ConvGeometry& g);
+// A convolution's window and groups; the tensors it reads and writes.
+Status plan_conv_window(const Checker& c, TaskPlan& p, Dims& in, Dims& out);
 Status plan_pe(const Checker& c, TaskPlan& p);
 Status plan_pe_reduce(const Checker& c, TaskPlan& p);
 

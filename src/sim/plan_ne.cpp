@@ -2,20 +2,15 @@
 // they need. Evidence for each rule: docs/simulator.md ("Neural engine").
 #include <bit>
 
+#include <fmt/format.h>
+
+#include "ane/conv_kernel.h"
 #include "fields.h"
 #include "plan.h"
 
 namespace ane::sim::detail {
 
 namespace {
-
-// OCGSize the compiler derives from Cout (section 6.3), or -1 when none fits.
-int expected_ocg(uint32_t cout) {
-  if (cout <= 16) return 0;
-  if (cout % 16 != 0 || !std::has_single_bit(cout / 16)) return -1;
-  const int ocg = std::countr_zero(cout / 16);
-  return ocg <= 7 ? ocg : -1;
-}
 
 // No public NE task also programs the planar engine: its words stay zero.
 Status check_pe_idle(const Checker& c) {
@@ -68,11 +63,7 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
     p.op = "conv";
     ANE_TRY(c.eq(F.kernel_fmt, 2));
     ANE_TRY(c.eq(F.palettized, 0));
-    ANE_TRY(c.eq(F.sparse, 0));
     ANE_TRY(c.eq(F.group_reuse, 0));
-    const int ocg = expected_ocg(ne.cout);
-    if (ocg < 0 || ne.ocg != static_cast<uint32_t>(ocg)) return c.fail_with(F.ocg, F.cout);
-    if (ne.bias && ne.ocg != 0) return c.fail_with(F.bias_mode, F.ocg);
   } else {
     p.op = ne.nonlinear == 0 ? "pass" : ne.nonlinear == 1 ? "relu" : "table";
     ANE_TRY(c.eq(F.ocg, 0));
@@ -85,7 +76,10 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
   bool needs_a3 = false;
   Error why = make_error("");
   const bool unit_scale = ne.post_scale == 0x3c00;
-  if (conv && ne.nonlinear != 0) {
+  // A convolution followed by ReLU at unit scale has one reading without a
+  // bias: relu(sum). With a bias, relu(sum + bias) vs relu(sum) + bias is A3.
+  const bool plain_relu = conv && ne.nonlinear == 1 && unit_scale && !ne.bias;
+  if (conv && ne.nonlinear != 0 && !plain_relu) {
     needs_a3 = true;
     why = c.fail_with(F.nonlinear, F.mac_op);
   } else if (!unit_scale && ne.bias) {
@@ -104,6 +98,96 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
     ne.kernel_slot = static_cast<int>(c.get(F.kbase0));
   }
   return Ok{};
+}
+
+ConvKernelShape conv_kernel_shape(const NePlan& ne) {
+  ConvKernelShape k;
+  k.groups = ne.conv.groups;
+  k.cin = ne.cin;
+  k.cout = ne.cout;
+  k.kh = ne.conv.kh;
+  k.kw = ne.conv.kw;
+  k.depthwise = ne.conv.depthwise;
+  k.bias = ne.bias;
+  k.ocg = ne.ocg;
+  k.sparse = ne.conv.sparse;
+  return k;
+}
+
+namespace {
+
+// The padding after the last input row/column that the output size implies:
+// (out - 1) * stride + kernel - in - leading pad. No register holds it.
+int64_t trailing_pad(uint32_t out, uint32_t stride, uint32_t kernel, uint32_t in, uint32_t lead) {
+  return (int64_t{out} - 1) * stride + kernel - int64_t{in} - lead;
+}
+
+}  // namespace
+
+Status plan_conv_window(const Checker& c, TaskPlan& p, Dims& in, Dims& out) {
+  const Fields& F = fields();
+  ConvGeometry& g = p.ne.conv;
+  g.kw = c.get(F.kw);
+  g.kh = c.get(F.kh);
+  g.sx = c.get(F.sx);
+  g.sy = c.get(F.sy);
+  g.px = c.get(F.px);
+  g.py = c.get(F.py);
+  ANE_TRY(c.eq(F.ox, 1));
+  ANE_TRY(c.eq(F.oy, 1));
+  if (g.kw != g.kh) return c.fail_with(F.kw, F.kh);
+  // Strides 1 and 2 are what the records show; stride 2 always with the
+  // zero-skipping kernel form, stride 1 never.
+  if (g.sx != 1 && g.sx != 2) return c.fail(F.sx);
+  if (g.sy != g.sx) return c.fail_with(F.sy, F.sx);
+  g.sparse = c.get(F.sparse) != 0;
+  if (g.sparse != (g.sx == 2)) return c.fail_with(F.sparse, F.sx);
+  g.depthwise = c.get(F.unicast_en) != 0;
+  if (g.depthwise) ANE_TRY(c.eq_with(F.unicast_cin, 1, F.unicast_en));
+  g.groups = c.get(F.num_groups);
+  if (g.depthwise && g.groups != 1) return c.fail_with(F.num_groups, F.unicast_en);
+  if (g.depthwise) ANE_TRY(c.eq_with(F.cout, c.get(F.cin), F.cin));
+  // Leading padding below the kernel size; the trailing padding the output
+  // size implies between -(stride - 1) (an unused last row) and kernel - 1.
+  if (g.px >= g.kw) return c.fail_with(F.px, F.kw);
+  if (g.py >= g.kh) return c.fail_with(F.py, F.kh);
+  const uint32_t win = c.get(F.win), hin = c.get(F.hin), wout = c.get(F.wout), hout = c.get(F.hout);
+  if (wout == 0) return c.fail(F.wout);
+  if (hout == 0) return c.fail(F.hout);
+  const int64_t tx = trailing_pad(wout, g.sx, g.kw, win, g.px), ty = trailing_pad(hout, g.sy, g.kh, hin, g.py);
+  if (tx < 1 - int64_t{g.sx} || tx >= int64_t{g.kw}) return c.fail_with(F.wout, F.win);
+  if (ty < 1 - int64_t{g.sy} || ty >= int64_t{g.kh}) return c.fail_with(F.hout, F.hin);
+  // Output channels per group go out in chunks of 16 planes of 2^OCGSize
+  // (docs/convolution.md): the records show whole chunks only (or one
+  // partial chunk below 16 channels), the first as wide as the channels
+  // allow or capped at 16 or 32 by the compiler.
+  if (!g.depthwise) {
+    const uint32_t cout = p.ne.cout, width = 1u << p.ne.ocg;
+    const uint32_t widest = cout >= 16 ? std::bit_floor(cout / 16) : 1;
+    if ((cout > 16 && cout % 16 != 0) || width > widest || (width < widest && width < 16))
+      return c.fail_with(F.ocg, F.cout);
+    // Grouped records hold exactly one chunk per group.
+    if (g.groups > 1 && cout != 16 * width) return c.fail_with(F.num_groups, F.cout);
+  }
+  if (Status s = check_conv_kernel(conv_kernel_shape(p.ne)); !s) {
+    std::string why = s.error().message;
+    if (why.rfind("unsupported: ", 0) == 0) why.erase(0, 13);
+    return unsupported(why, c.task());
+  }
+  const uint32_t groups = g.depthwise ? 1 : g.groups;
+  in = {groups, p.ne.cin, hin, win};
+  out = {groups, p.ne.cout, hout, wout};
+  if (g.groups > 1 || g.depthwise || !g.pointwise()) p.op = "conv " + conv_name(g);
+  return Ok{};
+}
+
+std::string conv_name(const ConvGeometry& g) {
+  std::string s = fmt::format("{}x{}", g.kw, g.kh);
+  if (g.sx != 1) s += fmt::format(" stride {}", g.sx);
+  if (g.px || g.py) s += fmt::format(" pad {},{}", g.px, g.py);
+  if (g.depthwise) s += " depthwise";
+  else if (g.groups > 1) s += fmt::format(" groups {}", g.groups);
+  return s;
 }
 
 }  // namespace ane::sim::detail

@@ -68,22 +68,12 @@ Status check_geometry(const Checker& c) {
   for (const FieldInfo* f : F.kbe_other) ANE_TRY(c.eq(f, 0));
   ANE_TRY(c.eq(F.in_fmt, 2));
   ANE_TRY(c.eq(F.out_fmt, 2));
-  ANE_TRY(c.eq(F.kw, 1));
-  ANE_TRY(c.eq(F.kh, 1));
-  ANE_TRY(c.eq(F.sx, 1));
-  ANE_TRY(c.eq(F.sy, 1));
-  ANE_TRY(c.eq(F.px, 0));
-  ANE_TRY(c.eq(F.py, 0));
-  ANE_TRY(c.eq(F.ox, 1));
-  ANE_TRY(c.eq(F.oy, 1));
   ANE_TRY(c.eq(F.elem_mult, 0));
   ANE_TRY(c.eq(F.din, 1));
   ANE_TRY(c.eq(F.dout, 1));
   ANE_TRY(c.eq(F.l2_input_relu, 0));
   for (const FieldInfo* f : {F.win, F.hin, F.cin, F.cout, F.num_groups})
     if (c.get(f) == 0) return c.fail(f);
-  ANE_TRY(c.eq_with(F.wout, c.get(F.win), F.win));
-  ANE_TRY(c.eq_with(F.hout, c.get(F.hin), F.hin));
   // Broadcast bits other than the named ones have no evidence (0x400 is
   // mil-hwx-compiler's channels-along-W output layout: refused).
   uint32_t named = 0;
@@ -92,6 +82,22 @@ Status check_geometry(const Checker& c) {
     named |= f->mask();
   if (const uint32_t w = c.word(F.bcast_src1_w); w & ~named)
     return unsupported(register_value(*F.bcast_src1_w, w), c.task());
+  return Ok{};
+}
+
+// Tasks other than convolutions keep their size: no window.
+Status check_no_window(const Checker& c) {
+  const Fields& F = fields();
+  ANE_TRY(c.eq(F.kw, 1));
+  ANE_TRY(c.eq(F.kh, 1));
+  ANE_TRY(c.eq(F.sx, 1));
+  ANE_TRY(c.eq(F.sy, 1));
+  ANE_TRY(c.eq(F.px, 0));
+  ANE_TRY(c.eq(F.py, 0));
+  ANE_TRY(c.eq(F.ox, 1));
+  ANE_TRY(c.eq(F.oy, 1));
+  ANE_TRY(c.eq_with(F.wout, c.get(F.win), F.win));
+  ANE_TRY(c.eq_with(F.hout, c.get(F.hin), F.hin));
   return Ok{};
 }
 
@@ -206,10 +212,6 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
   ANE_TRY(check_geometry(c));
 
   TaskPlan p;
-  const uint32_t groups = c.get(F.num_groups);
-  const Dims in{groups, c.get(F.cin), c.get(F.hin), c.get(F.win)};
-  Dims out{groups, c.get(F.cout), c.get(F.hout), c.get(F.wout)};
-
   // Section 5, widened by the eiln kernels: TaskType 0 with neural-engine
   // cores is an NE task; without them, TaskType 2/3 is an element-wise PE
   // task with one/two operands and 5 a PE reduction.
@@ -220,26 +222,33 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
     p.engine = Engine::Pe;
   } else if (type == kTaskPeReduce && ene == 0) {
     p.engine = Engine::PeReduce;
-    out.h = out.w = 1;  // one value per channel: the H x W plane is reduced
   } else {
     return c.fail_with(F.task_type, F.ene);
   }
-  ANE_TRY(plan_operand(c, in, first_operand(), p.a));
   if (p.engine == Engine::Ne) {
     if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.task_type);  // no NE task reads a second source
     ANE_TRY(plan_ne(c, opts, p));
   } else if (p.engine == Engine::Pe) {
     ANE_TRY(plan_pe(c, p));
-    if (p.pe.second != 0) ANE_TRY(plan_operand(c, in, second_operand(), p.b));
-    else if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.pe_sec_src);
-
   } else {
     ANE_TRY(plan_pe_reduce(c, p));
   }
+
+  Dims in, out;
   if (p.engine == Engine::Ne && p.ne.mac == NePlan::Mac::Conv) {
-    if (groups != 1) return c.fail_with(F.num_groups, F.mac_op);
+    ANE_TRY(plan_conv_window(c, p, in, out));
   } else {
+    ANE_TRY(check_no_window(c));
+    const uint32_t groups = c.get(F.num_groups);
+    in = {groups, c.get(F.cin), c.get(F.hin), c.get(F.win)};
+    out = {groups, c.get(F.cout), c.get(F.hout), c.get(F.wout)};
+    if (p.engine == Engine::PeReduce) out.h = out.w = 1;  // one value per channel: the H x W plane is reduced
     ANE_TRY(c.eq_with(F.cout, in.c, F.cin));
+  }
+  ANE_TRY(plan_operand(c, in, first_operand(), p.a));
+  if (p.engine == Engine::Pe) {
+    if (p.pe.second != 0) ANE_TRY(plan_operand(c, in, second_operand(), p.b));
+    else if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.pe_sec_src);
   }
   ANE_TRY(plan_destination(c, out, p.out));
   collect_traced(c, p);

@@ -46,8 +46,7 @@ int main(int argc, char** argv) {
       ->type_name("DIR");
   app.add_flag("--explain", explain, "Print, for each unit, the rule that lowered it and the tasks it made");
   app.add_flag("--assume-ocg-layout", assume_ocg,
-               "With more than 16 output channels and unequal weights, lay lanes out input-major "
-               "(the simulator's assumption A2) instead of refusing");
+               "Accepted for old command lines; no effect (the lane layout of >16 output channels is known)");
   app.add_flag("-q,--quiet", quiet, "Print nothing on success");
   try {
     app.parse(argc, argv);

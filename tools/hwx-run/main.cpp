@@ -137,9 +137,8 @@ int main(int argc, char** argv) {
       "  overflow=inf|saturate  subnormal=keep|ftz  lut=linear|ideal  round=rne  nan=propagate\n"
       "Assumptions (--assume, all off by default; a task that needs one that is off is\n"
       "refused with 'unsupported: <Field>=<value> in task N'):\n"
-      "  A1 pe-minmax   PE OpMode 2/3 = max/min      A2 ocg-layout  weight order when OCGSize > 0\n"
-      "  A3 post-chain  MAC, bias, scale, nonlinearity in that order\n"
-      "  A4 lut-any     other lookup tables read like the sigmoid one    all-assumptions\n\n"
+      "  A3 post-chain  MAC, bias, scale, nonlinearity in that order     all-assumptions\n"
+      "  (A1 pe-minmax, A2 ocg-layout, A4 lut-any: settled by evidence; accepted, no effect)\n\n"
       "Exit status: 0 success, 1 an output differs from --expect by more than --tolerance,\n"
       "2 any error (one line on stderr: 'hwx-run: FILE: problem').",
       "hwx-run"};

@@ -1,0 +1,43 @@
+// The lane layouts behind conv_kernel.h, shared by the packer and the reader.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "ane/conv_kernel.h"
+
+namespace ane::kernels {
+
+inline uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
+
+// Dense, grouped and depthwise kernels of stride-1 tasks. A plane holds
+// `width` output channels interleaved per halfword: row r (the bias first,
+// then the reduction) at bytes (r * width + l) * 2, l = 0..count-1.
+struct Plane {
+  uint32_t first_oc = 0;
+  uint32_t width = 1;  // channels per row (the chunk's lanes-per-plane)
+  uint32_t count = 1;  // channels present: < width only never (partial chunks have width 1)
+  uint64_t offset = 0; // inside the lane
+};
+
+struct DenseLayout {
+  uint64_t rows = 0;  // bias + reduction
+  std::array<std::vector<Plane>, kKernelLanes> planes;
+  std::array<uint64_t, kKernelLanes> lane_bytes{};
+};
+
+// The chunk rule: a group's output channels go out in chunks of 16 planes of
+// `width` channels, width = min(2^OCGSize, floor_pow2(remaining / 16)), and
+// the last (< 16 channels) one channel per plane. Plane p of a chunk is read
+// by lane p; each lane's planes follow each other and every group ends on a
+// 64-byte boundary. Assumes check_conv_kernel passed.
+DenseLayout dense_layout(const ConvKernelShape& s);
+
+// The zero-skipping form (NE.KernelCfg.SparseFmt) in the two shapes whose
+// bytes are known: dense 1x1 kernels of at most 8 channels per plane, and
+// depthwise kernels. See conv_sparse.cpp.
+Expected<PackedConvKernel> pack_sparse(const ConvKernelShape& s, const ConvWeights& w);
+Expected<ConvWeights> unpack_sparse(const ConvKernelShape& s, std::span<const KernelLane, kKernelLanes> lanes);
+
+}  // namespace ane::kernels

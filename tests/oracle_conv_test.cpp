@@ -1,0 +1,343 @@
+// Apple-compiled convolutions (macOS 26 ANECompiler, H13) from the public
+// records of joshuaswarren/mil-hwx-compiler, transcribed into
+// tests/fixtures/oracles/h13/conv (README there: the records, the fixed rule
+// that chose them, the format). For every record:
+//  * the transcription is consistent: stream headers, task size, tensor
+//    descriptors, and the task's registers decode to the record's own
+//    parameters (kernel, stride, groups, padding, shapes, bias);
+//  * the constant section rebuilt from the record's weight formula and
+//    packed by libane (ane/conv_kernel.h) hashes to the record's SHA-256 and
+//    sits where the task's kernel-DMA lanes point, or the packer refuses
+//    with the reason docs/convolution.md gives;
+//  * hwx-run's simulator runs the task on those bytes and agrees with a
+//    direct-loop convolution written here, or refuses by name.
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "ane/anec.h"
+#include "ane/conv_kernel.h"
+#include "ane/fp16.h"
+#include "ane/registers.h"
+#include "ane/sha256.h"
+#include "ane/sim.h"
+#include "oracle_fixture.h"
+
+namespace ane {
+namespace {
+
+const std::string kDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/conv";
+
+uint32_t field(const RegisterImage& r, const char* name) {
+  const FieldInfo* f = RegisterDatabase::h13().find(name);
+  EXPECT_NE(f, nullptr) << name;
+  return f ? r.get(*f) : 0;
+}
+
+// The convolution the record's MIL program describes, from its parameters.
+struct Conv {
+  uint32_t cin = 0, cout = 0, groups = 1, k = 1, stride = 1;
+  uint32_t hin = 0, win = 0, hout = 0, wout = 0;
+  uint32_t pad_top = 0, pad_left = 0;
+  bool bias = false;
+  bool depthwise() const { return groups > 1 && groups == cin && groups == cout; }
+};
+
+// coremltools: "same" pads (out - 1) * s + k - in in all, the smaller half
+// first; "valid" pads nothing.
+uint32_t leading_pad(const std::string& type, uint32_t in, uint32_t out, uint32_t k, uint32_t s) {
+  if (type != "same") return 0;
+  const int64_t total = std::max<int64_t>(0, (int64_t{out} - 1) * s + k - in);
+  return static_cast<uint32_t>(total / 2);
+}
+
+Conv conv_of(const oracle::Fixture& f) {
+  Conv c;
+  c.cin = static_cast<uint32_t>(f.param_u64("input_channels"));
+  c.cout = static_cast<uint32_t>(f.param_u64("output_channels"));
+  c.groups = static_cast<uint32_t>(f.param_u64("groups"));
+  c.k = static_cast<uint32_t>(f.param_u64("kernel"));
+  c.stride = static_cast<uint32_t>(f.param_u64("stride"));
+  const auto in = f.param_list("input_shape"), out = f.param_list("output_shape");
+  c.hin = static_cast<uint32_t>(in.at(2));
+  c.win = static_cast<uint32_t>(in.at(3));
+  c.hout = static_cast<uint32_t>(out.at(2));
+  c.wout = static_cast<uint32_t>(out.at(3));
+  c.pad_top = leading_pad(f.param("pad_type"), c.hin, c.hout, c.k, c.stride);
+  c.pad_left = leading_pad(f.param("pad_type"), c.win, c.wout, c.k, c.stride);
+  c.bias = f.param_bool("bias");
+  return c;
+}
+
+// Records whose kernel is not k x k (mil-hwx-compiler's 9x1 captures) say so
+// in their name; their parameters hold only one "kernel" number.
+bool square_kernel(const oracle::Fixture& f) {
+  return f.name.find("k9x1") == std::string::npos && f.name.find("k1x9") == std::string::npos;
+}
+
+// The compiler's tensor layout: rows padded to 64 bytes, planes of H rows.
+std::array<uint64_t, 4> tensor_strides(const std::array<uint64_t, 4>& shape) {
+  const uint64_t row = (2 * shape[3] + 63) / 64 * 64, plane = row * shape[2];
+  return {plane * shape[1], plane, row, 2};
+}
+
+class OracleConv : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OracleConv, TranscriptionAgreesWithTheRecord) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->tasks.size(), 1u) << "conv fixtures hold one task";
+  ASSERT_EQ(f->task_count, 1u);
+  const auto& t = f->tasks[0];
+  uint32_t words = 10;
+  for (const auto& r : t.records) {
+    EXPECT_EQ(r.words.size(), r.count) << std::hex << r.address;
+    EXPECT_EQ(r.header, ((r.count - 1) << 26) | r.address) << std::hex << r.address;
+    words += 1 + r.count;
+  }
+  EXPECT_EQ(4 * words, t.size);
+  EXPECT_EQ(words, f->words_minus_one + 1);
+  // Tensor descriptors: binding 1 is the input, 2 the output, laid out by
+  // the compiler's row/plane rule.
+  ASSERT_EQ(f->tensors.size(), 2u);
+  const auto in = f->param_list("input_shape"), out = f->param_list("output_shape");
+  for (const auto& x : f->tensors) {
+    const auto& want = x.binding == 1 ? in : out;
+    EXPECT_EQ(std::vector<uint64_t>(x.shape.begin(), x.shape.end()), want) << "binding " << x.binding;
+    EXPECT_EQ(x.strides, tensor_strides(x.shape)) << "binding " << x.binding;
+    EXPECT_EQ(x.total, x.strides[0]);
+  }
+  EXPECT_EQ(f->constant_address, f->text_address + 0x280) << "constants follow the 628-byte task";
+}
+
+TEST_P(OracleConv, RegistersDecodeToTheRecordsParameters) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  auto p = parse_program(oracle::anec_image(*f, Bytes(f->constant_size, 0)), f->name + ".anec");
+  ASSERT_TRUE(p.ok()) << p.error().str();
+  ASSERT_EQ(p->tasks.size(), 1u);
+  const RegisterImage& r = p->tasks[0].regs;
+  const Conv c = conv_of(*f);
+  if (square_kernel(*f)) {
+    EXPECT_EQ(field(r, "Common.ConvCfg.Kw"), c.k);
+    EXPECT_EQ(field(r, "Common.ConvCfg.Kh"), c.k);
+    EXPECT_EQ(field(r, "Common.ConvCfg.Px"), c.pad_left);
+    EXPECT_EQ(field(r, "Common.ConvCfg.Py"), c.pad_top);
+  }
+  EXPECT_EQ(field(r, "Common.ConvCfg.Sx"), c.stride);
+  EXPECT_EQ(field(r, "Common.ConvCfg.Sy"), c.stride);
+  EXPECT_EQ(field(r, "Common.InDim.Win"), c.win);
+  EXPECT_EQ(field(r, "Common.InDim.Hin"), c.hin);
+  EXPECT_EQ(field(r, "Common.OutDim.Wout"), c.wout);
+  EXPECT_EQ(field(r, "Common.OutDim.Hout"), c.hout);
+  EXPECT_EQ(field(r, "NE.MACCfg.BiasMode"), c.bias ? 1u : 0u);
+  if (c.depthwise()) {
+    EXPECT_EQ(field(r, "Common.GroupConvCfg.UnicastEn"), 1u);
+    EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), 1u);
+    EXPECT_EQ(field(r, "Common.Cin.Cin"), c.cin);
+    EXPECT_EQ(field(r, "Common.Cout.Cout"), c.cout);
+  } else {
+    EXPECT_EQ(field(r, "Common.GroupConvCfg.UnicastEn"), 0u);
+    EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), c.groups);
+    EXPECT_EQ(field(r, "Common.Cin.Cin"), c.cin / c.groups);
+    EXPECT_EQ(field(r, "Common.Cout.Cout"), c.cout / c.groups);
+  }
+  EXPECT_EQ(field(r, "NE.KernelCfg.SparseFmt"), c.stride == 2 ? 1u : 0u);
+}
+
+ConvKernelShape kernel_shape(const Conv& c, uint32_t ocg) {
+  ConvKernelShape s;
+  s.depthwise = c.depthwise();
+  s.groups = s.depthwise ? 1 : c.groups;
+  s.cin = s.depthwise ? c.cin : c.cin / c.groups;
+  s.cout = s.depthwise ? c.cout : c.cout / c.groups;
+  s.kh = s.kw = c.k;
+  s.bias = c.bias;
+  s.ocg = ocg;
+  s.sparse = c.stride == 2;
+  return s;
+}
+
+// What the compiler packed, if libane knows the layout: the kernel bytes and
+// the rebuilt weights; else the packer's reason.
+struct Packed {
+  std::optional<PackedConvKernel> kernel;
+  oracle::Constants constants;
+  std::string refusal;
+};
+
+Packed pack(const oracle::Fixture& f, const Conv& c, uint32_t ocg) {
+  Packed out;
+  const ConvKernelShape s = kernel_shape(c, ocg);
+  auto k = oracle::rebuild_constants(f, s.outputs() * s.reduction(), c.bias ? s.outputs() : 0);
+  EXPECT_TRUE(k.ok()) << k.error().message;
+  if (!k) return out;
+  out.constants = *k;
+  auto p = pack_conv_kernel(s, {k->weights, k->bias});
+  if (p) out.kernel = std::move(*p);
+  else out.refusal = p.error().message;
+  return out;
+}
+
+TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  if (!square_kernel(*f)) GTEST_SKIP() << f->name << ": a non-square kernel (outside the layouts libane packs)";
+  const auto& t = f->tasks[0];
+  const uint32_t ocg = (t.word(0x1c) >> 10) & 7;  // Common.ConvCfg.OCGSize
+  const Conv c = conv_of(*f);
+  // The compiler's OCGSize rule (hwx-build uses it) gives the record's.
+  EXPECT_EQ(compiler_conv_ocg(c.depthwise() ? c.cout : c.cout / c.groups, c.depthwise(), c.hin, c.win), ocg);
+  const Packed p = pack(*f, c, ocg);
+  if (!p.kernel) {
+    EXPECT_EQ(p.refusal.rfind("unsupported: ", 0), 0u) << p.refusal;
+    std::cout << "[ refused  ] " << f->name << ": " << p.refusal << "\n";
+    return;
+  }
+  EXPECT_EQ(p.kernel->bytes.size(), f->constant_size);
+  EXPECT_EQ(sha256_hex(p.kernel->bytes), f->constant_sha256) << "the packed kernel differs from Apple's";
+  for (const auto& [offset, sha] : f->chunks) {
+    const uint64_t end = std::min<uint64_t>(offset + 2048, p.kernel->bytes.size());
+    if (offset >= end) continue;
+    EXPECT_EQ(sha256_hex(std::span(p.kernel->bytes).subspan(offset, end - offset)), sha) << "chunk at " << offset;
+  }
+  for (int i = 0; i < kKernelLanes; ++i) {
+    const uint32_t en = t.word(0x1f808 + 4 * i) & 1;
+    EXPECT_EQ(en, p.kernel->lane_size[i] ? 1u : 0u) << "lane " << i;
+    if (!en) continue;
+    EXPECT_EQ(t.word(0x1f848 + 4 * i), p.kernel->lane_offset[i]) << "lane " << i;
+    EXPECT_EQ(t.word(0x1f888 + 4 * i), p.kernel->lane_size[i]) << "lane " << i;
+  }
+}
+
+// y[oc][oy][ox] = bias[oc] + sum over the group's input channels and the
+// kernel window of w * x, zero outside the input. Double precision; also
+// returns sum |w * x| per output for the tolerance.
+void reference_conv(const Conv& c, const std::vector<uint16_t>& w, const std::vector<uint16_t>& bias,
+                    const std::vector<uint16_t>& x, std::vector<double>& y, std::vector<double>& mag) {
+  const uint32_t cin_g = c.cin / c.groups, cout_g = c.cout / c.groups;
+  y.assign(uint64_t{c.cout} * c.hout * c.wout, 0);
+  mag = y;
+  for (uint32_t oc = 0; oc < c.cout; ++oc) {
+    const uint32_t g = oc / cout_g;
+    for (uint32_t oy = 0; oy < c.hout; ++oy)
+      for (uint32_t ox = 0; ox < c.wout; ++ox) {
+        double s = c.bias ? fp16_to_float(bias[oc]) : 0.0, m = std::fabs(s);
+        for (uint32_t i = 0; i < cin_g; ++i)
+          for (uint32_t ky = 0; ky < c.k; ++ky)
+            for (uint32_t kx = 0; kx < c.k; ++kx) {
+              const int64_t iy = int64_t{oy} * c.stride + ky - c.pad_top;
+              const int64_t ix = int64_t{ox} * c.stride + kx - c.pad_left;
+              if (iy < 0 || ix < 0 || iy >= c.hin || ix >= c.win) continue;
+              const uint32_t ic = g * cin_g + i;
+              const double wv = fp16_to_float(w[((uint64_t{oc} * cin_g + i) * c.k + ky) * c.k + kx]);
+              const double xv = fp16_to_float(x[(uint64_t{ic} * c.hin + iy) * c.win + ix]);
+              s += wv * xv;
+              m += std::fabs(wv * xv);
+            }
+        const uint64_t at = (uint64_t{oc} * c.hout + oy) * c.wout + ox;
+        y[at] = s;
+        mag[at] = m;
+      }
+  }
+}
+
+TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  const auto& t = f->tasks[0];
+  const Conv c = conv_of(*f);
+  const uint32_t ocg = (t.word(0x1c) >> 10) & 7;
+  const Packed pk = square_kernel(*f) ? pack(*f, c, ocg) : Packed{};
+  // Apple's bytes where they are rebuilt (the hash test proves it), else
+  // zeros: a task whose layout is unknown must be refused before reading them.
+  const Bytes kernel = pk.kernel ? pk.kernel->bytes : Bytes(f->constant_size, 0);
+  const Bytes image = oracle::anec_image(*f, kernel);
+  auto decoded = parse_program(image, f->name + ".anec");
+  ASSERT_TRUE(decoded.ok()) << decoded.error().str();
+  const RegisterImage& regs = decoded->tasks[0].regs;
+  AnecDescriptor d;
+  d.source = f->file;
+  for (const auto& x : f->tensors) {
+    AnecTensor a;
+    a.name = x.binding == 1 ? "x" : "y";
+    a.direction = x.binding == 1 ? BufferDirection::Input : BufferDirection::Output;
+    a.slot = static_cast<int>(field(regs, x.binding == 1 ? "Header[8].RBase0" : "Header[8].WBase"));
+    a.nchw = x.shape;
+    a.strides = x.strides;
+    d.tensors.push_back(a);
+  }
+  auto p = read_anec(image, f->name + ".anec", &d);
+  ASSERT_TRUE(p.ok()) << p.error().str();
+  auto sim = sim::Simulator::create(*p);
+  ASSERT_TRUE(sim.ok()) << sim.error().str();
+
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(-1, 1);
+  sim::Tensor x;
+  x.nchw = {1, c.cin, c.hin, c.win};
+  x.data.resize(x.elements());
+  for (auto& v : x.data) v = float_to_fp16(u(rng));
+  ASSERT_TRUE(sim->set_input("x", x).ok());
+  auto run = sim->run();
+  if (!pk.kernel) {
+    ASSERT_FALSE(run.ok()) << f->name << ": a task whose kernel layout libane does not know ran";
+    EXPECT_NE(run.error().message.find("unsupported: "), std::string::npos) << run.error().message;
+    std::cout << "[ refused  ] " << f->name << ": " << run.error().message << "\n";
+    return;
+  }
+  ASSERT_TRUE(run.ok()) << run.error().str();
+  auto y = sim->read_buffer("y");
+  ASSERT_TRUE(y.ok()) << y.error().str();
+  std::vector<double> ref, mag;
+  reference_conv(c, pk.constants.weights, pk.constants.bias, x.data, ref, mag);
+  ASSERT_EQ(y->data.size(), ref.size());
+  // fp32 accumulation of R fp16 products (each exact in fp32) errs by at
+  // most R * 2^-24 * sum|w x|; the single rounding to fp16 adds half an ulp
+  // (2^-11 relative, 2^-25 absolute below the normal range).
+  const double terms = double(c.cin / c.groups) * c.k * c.k + 1;
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double got = fp16_to_float(y->data[i]);
+    const double tol = std::ldexp(std::fabs(ref[i]), -11) + terms * std::ldexp(mag[i], -24) + std::ldexp(1.0, -25);
+    // Index weights wrap through fp16's infinities and NaNs: those outputs
+    // must come out as the same special value (or either side of the
+    // overflow threshold when the sum is within tolerance of it).
+    const uint16_t want = double_to_fp16(ref[i]);
+    if (fp16_is_nan(want) || std::isnan(ref[i])) {
+      ASSERT_TRUE(fp16_is_nan(y->data[i])) << f->name << " output " << i << ": got " << got << ", reference NaN";
+      continue;
+    }
+    if (fp16_is_inf(want) || fp16_is_inf(y->data[i])) {
+      const bool near = std::fabs(std::fabs(ref[i]) - 65520.0) <= tol;
+      ASSERT_TRUE(y->data[i] == want || near) << f->name << " output " << i << ": got " << got << ", reference "
+                                              << ref[i];
+      continue;
+    }
+    worst = std::max(worst, std::fabs(got - ref[i]) / tol);
+    ASSERT_LE(std::fabs(got - ref[i]), tol) << f->name << " output " << i << ": got " << got << ", reference "
+                                            << ref[i];
+  }
+  std::cout << "[ ran      ] " << f->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param.substr(info.param.rfind('/') + 1);
+  n = n.substr(0, n.size() - 3);
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Records, OracleConv, ::testing::ValuesIn(oracle::fixture_files(kDir)), test_name);
+
+TEST(OracleConvFixtures, TheSampleIsComplete) {
+  // Three records per (kernel, stride, group kind) of the grid (README), the
+  // smallest 3x3, and the index-weight records.
+  EXPECT_GE(oracle::fixture_files(kDir).size(), 36u + 1 + 8);
+}
+
+}  // namespace
+}  // namespace ane

@@ -1,0 +1,221 @@
+#include "oracle_fixture.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ane::oracle {
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep))
+    if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+uint64_t number(const std::string& s) {
+  size_t used = 0;
+  const uint64_t v = std::stoull(s, &used, 0);
+  if (used != s.size()) throw std::invalid_argument("not a number: " + s);
+  return v;
+}
+
+std::map<std::string, std::string> key_values(const std::vector<std::string>& tokens, size_t from) {
+  std::map<std::string, std::string> kv;
+  for (size_t i = from; i < tokens.size(); ++i) {
+    const size_t eq = tokens[i].find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("expected key=value: " + tokens[i]);
+    kv[tokens[i].substr(0, eq)] = tokens[i].substr(eq + 1);
+  }
+  return kv;
+}
+
+template <size_t N>
+std::array<uint64_t, N> list_of(const std::string& s) {
+  const auto parts = split(s, ',');
+  if (parts.size() != N) throw std::invalid_argument("expected " + std::to_string(N) + " values: " + s);
+  std::array<uint64_t, N> a{};
+  for (size_t i = 0; i < N; ++i) a[i] = number(parts[i]);
+  return a;
+}
+
+Fixture parse(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open");
+  Fixture f;
+  f.file = path;
+  std::string line;
+  FixtureTask* task = nullptr;
+  bool ended = false;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto t = split(line, ' ');
+    const std::string& kind = t[0];
+    if (kind == "source") {
+      f.source = line.substr(7);
+    } else if (kind == "case") {
+      f.name = t.at(1);
+    } else if (kind == "family") {
+      f.family = t.at(1);
+    } else if (kind == "params") {
+      f.params = key_values(t, 1);
+    } else if (kind == "weights") {
+      f.weights = key_values(t, 1);
+    } else if (kind == "constant") {
+      const auto kv = key_values(t, 1);
+      f.constant_size = number(kv.at("size"));
+      f.constant_sha256 = kv.at("sha256");
+    } else if (kind == "chunk") {
+      f.chunks.emplace_back(number(t.at(1)), t.at(3));
+    } else if (kind == "tensor") {
+      const auto kv = key_values(t, 1);
+      FixtureTensor x;
+      x.binding = static_cast<int>(number(kv.at("binding")));
+      x.shape = list_of<4>(kv.at("shape"));
+      x.strides = list_of<4>(kv.at("strides"));
+      x.total = number(kv.at("total"));
+      f.tensors.push_back(x);
+    } else if (kind == "program") {
+      const auto kv = key_values(t, 1);
+      f.text_address = number(kv.at("text"));
+      f.constant_address = number(kv.at("constant"));
+      f.task_count = static_cast<uint32_t>(number(kv.at("tasks")));
+      f.words_minus_one = static_cast<uint32_t>(number(kv.at("words_minus_one")));
+    } else if (kind == "task") {
+      if (number(t.at(1)) != f.tasks.size()) throw std::invalid_argument("tasks out of order");
+      task = &f.tasks.emplace_back();
+      task->size = static_cast<uint32_t>(number(key_values(t, 2).at("size")));
+    } else if (kind == "header") {
+      if (!task || t.size() != 11) throw std::invalid_argument("header needs a task and 10 words");
+      for (int i = 0; i < 10; ++i) task->header[i] = static_cast<uint32_t>(number(t[i + 1]));
+    } else if (kind == "record") {
+      if (!task) throw std::invalid_argument("record outside a task");
+      StreamRecord r;
+      r.address = static_cast<uint32_t>(number(t.at(1)));
+      r.count = static_cast<uint32_t>(number(t.at(2)));
+      r.header = static_cast<uint32_t>(number(t.at(3)));
+      task->records.push_back(r);
+    } else if (kind == "words") {
+      if (!task || task->records.empty() || !task->records.back().words.empty())
+        throw std::invalid_argument("words without a record");
+      for (size_t i = 1; i < t.size(); ++i) task->records.back().words.push_back(static_cast<uint32_t>(number(t[i])));
+    } else if (kind == "end") {
+      ended = true;
+      break;
+    } else {
+      throw std::invalid_argument("unknown line: " + kind);
+    }
+  }
+  if (!ended) throw std::invalid_argument("no 'end' line");
+  return f;
+}
+
+}  // namespace
+
+std::vector<uint32_t> FixtureTask::stream() const {
+  std::vector<uint32_t> s(header.begin(), header.end());
+  for (const auto& r : records) {
+    s.push_back(r.header);
+    s.insert(s.end(), r.words.begin(), r.words.end());
+  }
+  return s;
+}
+
+uint32_t FixtureTask::word(uint32_t address) const {
+  for (const auto& r : records)
+    if (address >= r.address && address < r.address + 4 * r.words.size()) return r.words[(address - r.address) / 4];
+  throw std::out_of_range(fmt::format("the task writes no word at {:#x}", address));
+}
+
+const std::string& Fixture::param(const std::string& key) const {
+  auto it = params.find(key);
+  if (it == params.end()) throw std::out_of_range(name + " has no parameter " + key);
+  return it->second;
+}
+uint64_t Fixture::param_u64(const std::string& key) const { return number(param(key)); }
+std::vector<uint64_t> Fixture::param_list(const std::string& key) const {
+  std::vector<uint64_t> v;
+  for (const auto& p : split(param(key), ',')) v.push_back(number(p));
+  return v;
+}
+bool Fixture::param_bool(const std::string& key) const { return param(key) == "true"; }
+
+Expected<Fixture> load_fixture(const std::string& path) {
+  try {
+    return parse(path);
+  } catch (const std::exception& e) {
+    return make_error(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+std::vector<std::string> fixture_files(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".fx") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, uint64_t bias_count) {
+  const auto it = f.weights.find("value");
+  if (it == f.weights.end()) return make_error(f.name + ": no weight formula");
+  const std::string& value = it->second;
+  Constants c;
+  c.weights.resize(weight_count);
+  c.bias.resize(bias_count);
+  if (value == "fp16(0x1p-1)" || value == "distinct") {
+    // mil-hwx-compiler's blob: its 128-byte header does not parse as a
+    // CoreML blob header, so the compiler reads every constant from byte 0:
+    // element i < 64 is header halfword i, then the payload (uniform 0.5, or
+    // the 0x3801 baseline that "distinct" records were compiled with). The
+    // bias reads from byte 0 too.
+    const uint64_t payload = std::stoull(f.weights.at("payload_bytes"));
+    std::array<uint16_t, 64> head{};
+    head[0] = 1;
+    head[2] = 2;
+    head[32] = 0xBEEF;
+    head[33] = 0xDEAD;
+    for (int i = 0; i < 4; ++i) head[34 + i] = static_cast<uint16_t>(payload >> (16 * i));
+    head[38] = 0x0080;
+    const uint16_t body = value == "distinct" ? 0x3801 : 0x3800;
+    auto element = [&](uint64_t i) { return i < 64 ? head[i] : body; };
+    for (uint64_t i = 0; i < weight_count; ++i) c.weights[i] = element(i);
+    for (uint64_t i = 0; i < bias_count; ++i) c.bias[i] = element(i);
+    return c;
+  }
+  if (value.rfind("uint16(index+1)", 0) == 0 || value == "fp16_bits((index+1)&0xFFFF)") {
+    // Weights then bias, one running index, wrapping at 16 bits, xor a mask.
+    uint16_t mask = 0;
+    if (auto m = f.weights.find("xor_mask"); m != f.weights.end()) mask = static_cast<uint16_t>(number(m->second));
+    for (uint64_t i = 0; i < weight_count; ++i) c.weights[i] = static_cast<uint16_t>(i + 1) ^ mask;
+    for (uint64_t i = 0; i < bias_count; ++i) c.bias[i] = static_cast<uint16_t>(weight_count + i + 1) ^ mask;
+    return c;
+  }
+  if (value == "fp16_bits_0x3400_+_index,_one_value_per_constant") {
+    std::fill(c.weights.begin(), c.weights.end(), 0x3400);
+    std::fill(c.bias.begin(), c.bias.end(), 0x3401);
+    return c;
+  }
+  return make_error(f.name + ": unknown weight formula '" + value + "'");
+}
+
+Bytes anec_image(const Fixture& f, const Bytes& kernel) {
+  Bytes b;
+  for (const auto& t : f.tasks) {
+    for (uint32_t w : t.stream()) put_u32(b, b.size(), w);
+    b.resize((b.size() + 15) / 16 * 16, 0);
+  }
+  b.insert(b.end(), kernel.begin(), kernel.end());
+  return b;
+}
+
+}  // namespace ane::oracle

@@ -1,0 +1,75 @@
+// Oracle fixtures: Apple-compiled H13 tasks transcribed from the public
+// records of joshuaswarren/mil-hwx-compiler (MIT; research/oracles/h13) into
+// a line format of our own (tests/fixtures/oracles/README.md). A fixture
+// holds the record's parameters, weight formula, constant-section hash,
+// tensor descriptors and every task word; this turns it into a runnable
+// anec image, with the constants rebuilt from the formula.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ane/bytes.h"
+#include "ane/error.h"
+
+namespace ane::oracle {
+
+struct StreamRecord {
+  uint32_t address = 0, count = 0, header = 0;
+  std::vector<uint32_t> words;
+};
+
+struct FixtureTask {
+  uint32_t size = 0;
+  std::array<uint32_t, 10> header{};
+  std::vector<StreamRecord> records;
+  // The task as the compiler wrote it: header words, then each record's
+  // header and words.
+  std::vector<uint32_t> stream() const;
+  // The word the task writes at a register address (throws if none).
+  uint32_t word(uint32_t address) const;
+};
+
+struct FixtureTensor {
+  int binding = 0;
+  std::array<uint64_t, 4> shape{}, strides{};
+  uint64_t total = 0;
+};
+
+struct Fixture {
+  std::string file, source, name, family;
+  std::map<std::string, std::string> params, weights;
+  uint64_t constant_size = 0;
+  std::string constant_sha256;
+  std::vector<std::pair<uint64_t, std::string>> chunks;  // offset, sha256 (2048-byte chunks)
+  std::vector<FixtureTensor> tensors;
+  uint64_t text_address = 0, constant_address = 0;
+  uint32_t task_count = 0, words_minus_one = 0;
+  std::vector<FixtureTask> tasks;
+
+  const std::string& param(const std::string& key) const;  // throws if absent
+  uint64_t param_u64(const std::string& key) const;
+  std::vector<uint64_t> param_list(const std::string& key) const;
+  bool param_bool(const std::string& key) const;
+};
+
+Expected<Fixture> load_fixture(const std::string& path);
+// Every *.fx under dir, sorted by name.
+std::vector<std::string> fixture_files(const std::string& dir);
+
+// The constants the compiler saw, rebuilt from the record's weight formula:
+// region 0 (weights, `weight_count` values) and region 1 (bias, `bias_count`,
+// may be 0), as fp16 bit patterns. Errors name formulas this does not know.
+struct Constants {
+  std::vector<uint16_t> weights, bias;
+};
+Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, uint64_t bias_count);
+
+// The program as an anec image: the tasks (each padded to 16 bytes, as the
+// driver expects), then `kernel` (the constant section).
+Bytes anec_image(const Fixture& f, const Bytes& kernel);
+
+}  // namespace ane::oracle
