@@ -154,7 +154,7 @@ TEST(CompilerErrors, UnsupportedParameters) {
     std::string key, value, expect;
   };
   const Case cases[] = {
-      {"KernelWidth", integer(3), "key 'Params.KernelWidth': unsupported kernel 3x1 (only 1x1 kernels are known)"},
+      {"KernelWidth", integer(3), "key 'Params.KernelWidth': unsupported kernel 3x1 (known: 1x1 and 3x3)"},
       {"PadTop", integer(1), "key 'Params.PadTop': unsupported padding 1"},
       {"Step", array({integer(2), integer(1)}), "key 'Params.Step': unsupported step [2, 1]"},
       {"KernelType", str("UInt8"), "key 'Params.KernelType': unsupported kernel type UInt8"},
@@ -172,7 +172,10 @@ TEST(CompilerErrors, UnsupportedParameters) {
   EXPECT_NE(error_of(n).find("input 'image': key 'InputType': unsupported type UInt8"), std::string::npos);
   n = base();
   n.inputs[0].second = with(n.inputs[0].second, "InputHeight", integer(4));
-  EXPECT_NE(error_of(n).find("key 'InputHeight': unsupported height 4"), std::string::npos);
+  n.units = {{"x", unit("image", "Neuron", {{"Type", str("ReLU")}})}};
+  n.outputs = {{"x@output", output("x")}};
+  EXPECT_NE(error_of(n).find("unit 'x': unsupported: a pass-through task on a 4-row tensor"), std::string::npos)
+      << error_of(n);
   n = base();
   n.inputs[0].second = with(n.inputs[0].second, "BatchSize", integer(512));
   EXPECT_NE(error_of(n).find("key 'BatchSize': unsupported batch 512"), std::string::npos);
@@ -193,7 +196,7 @@ TEST(CompilerErrors, UnsupportedParameters) {
   EXPECT_NE(error_of(n).find("unit 'x': key 'Params.ReshapedChannel': unsupported reshape"), std::string::npos);
   n = base();
   n.units[0].second = with(n.units[0].second, "OutputChannels", integer(24));
-  EXPECT_NE(error_of(n).find("key 'OutputChannels': unsupported: 24 output channels"), std::string::npos);
+  EXPECT_NE(error_of(n).find("key 'OutputChannels': unsupported: 24 output channels"), std::string::npos) << error_of(n);
   n.inputs.push_back({"other", input(5, 1)});
   n.units = {{"x", unit2("image", "other", "ScaledElementWise", {{"Type", str("Add")}})}};
   n.outputs = {{"x@output", output("x")}};
@@ -228,7 +231,7 @@ TEST(CompilerErrors, CommandLineGivesOneLineAndStatus2) {
   EXPECT_EQ(test::run_command(cmd, &out, &err), 2);
   const std::string line = at(n.xml(), "<key>KernelHeight</key>").substr(std::string("net.plist").size());
   EXPECT_EQ(err, "hwx-build: " + dir.file("net.plist") + line +
-                     ": unit 'conv': key 'Params.KernelHeight': unsupported kernel 1x3 (only 1x1 kernels are known)\n");
+                     ": unit 'conv': key 'Params.KernelHeight': unsupported kernel 1x3 (known: 1x1 and 3x3)\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("o.hwx")));
   EXPECT_EQ(test::run_command(std::string(HWX_BUILD_EXE) + " '" + dir.file("none.plist") + "'", &out, &err), 2);
   EXPECT_EQ(err, "hwx-build: " + dir.file("none.plist") + ": cannot open: No such file or directory\n");

@@ -36,47 +36,6 @@ uint32_t field(const RegisterImage& r, const char* name) {
   return f ? r.get(*f) : 0;
 }
 
-// The convolution the record's MIL program describes, from its parameters.
-struct Conv {
-  uint32_t cin = 0, cout = 0, groups = 1, k = 1, stride = 1;
-  uint32_t hin = 0, win = 0, hout = 0, wout = 0;
-  uint32_t pad_top = 0, pad_left = 0;
-  bool bias = false;
-  bool depthwise() const { return groups > 1 && groups == cin && groups == cout; }
-};
-
-// coremltools: "same" pads (out - 1) * s + k - in in all, the smaller half
-// first; "valid" pads nothing.
-uint32_t leading_pad(const std::string& type, uint32_t in, uint32_t out, uint32_t k, uint32_t s) {
-  if (type != "same") return 0;
-  const int64_t total = std::max<int64_t>(0, (int64_t{out} - 1) * s + k - in);
-  return static_cast<uint32_t>(total / 2);
-}
-
-Conv conv_of(const oracle::Fixture& f) {
-  Conv c;
-  c.cin = static_cast<uint32_t>(f.param_u64("input_channels"));
-  c.cout = static_cast<uint32_t>(f.param_u64("output_channels"));
-  c.groups = static_cast<uint32_t>(f.param_u64("groups"));
-  c.k = static_cast<uint32_t>(f.param_u64("kernel"));
-  c.stride = static_cast<uint32_t>(f.param_u64("stride"));
-  const auto in = f.param_list("input_shape"), out = f.param_list("output_shape");
-  c.hin = static_cast<uint32_t>(in.at(2));
-  c.win = static_cast<uint32_t>(in.at(3));
-  c.hout = static_cast<uint32_t>(out.at(2));
-  c.wout = static_cast<uint32_t>(out.at(3));
-  c.pad_top = leading_pad(f.param("pad_type"), c.hin, c.hout, c.k, c.stride);
-  c.pad_left = leading_pad(f.param("pad_type"), c.win, c.wout, c.k, c.stride);
-  c.bias = f.param_bool("bias");
-  return c;
-}
-
-// Records whose kernel is not k x k (mil-hwx-compiler's 9x1 captures) say so
-// in their name; their parameters hold only one "kernel" number.
-bool square_kernel(const oracle::Fixture& f) {
-  return f.name.find("k9x1") == std::string::npos && f.name.find("k1x9") == std::string::npos;
-}
-
 // The compiler's tensor layout: rows padded to 64 bytes, planes of H rows.
 std::array<uint64_t, 4> tensor_strides(const std::array<uint64_t, 4>& shape) {
   const uint64_t row = (2 * shape[3] + 63) / 64 * 64, plane = row * shape[2];
@@ -119,8 +78,8 @@ TEST_P(OracleConv, RegistersDecodeToTheRecordsParameters) {
   ASSERT_TRUE(p.ok()) << p.error().str();
   ASSERT_EQ(p->tasks.size(), 1u);
   const RegisterImage& r = p->tasks[0].regs;
-  const Conv c = conv_of(*f);
-  if (square_kernel(*f)) {
+  const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
+  if (oracle::square_kernel(*f)) {
     EXPECT_EQ(field(r, "Common.ConvCfg.Kw"), c.k);
     EXPECT_EQ(field(r, "Common.ConvCfg.Kh"), c.k);
     EXPECT_EQ(field(r, "Common.ConvCfg.Px"), c.pad_left);
@@ -147,7 +106,7 @@ TEST_P(OracleConv, RegistersDecodeToTheRecordsParameters) {
   EXPECT_EQ(field(r, "NE.KernelCfg.SparseFmt"), c.stride == 2 ? 1u : 0u);
 }
 
-ConvKernelShape kernel_shape(const Conv& c, uint32_t ocg) {
+ConvKernelShape kernel_shape(const oracle::ConvRecord& c, uint32_t ocg) {
   ConvKernelShape s;
   s.depthwise = c.depthwise();
   s.groups = s.depthwise ? 1 : c.groups;
@@ -168,7 +127,7 @@ struct Packed {
   std::string refusal;
 };
 
-Packed pack(const oracle::Fixture& f, const Conv& c, uint32_t ocg) {
+Packed pack(const oracle::Fixture& f, const oracle::ConvRecord& c, uint32_t ocg) {
   Packed out;
   const ConvKernelShape s = kernel_shape(c, ocg);
   auto k = oracle::rebuild_constants(f, s.outputs() * s.reduction(), c.bias ? s.outputs() : 0);
@@ -184,10 +143,10 @@ Packed pack(const oracle::Fixture& f, const Conv& c, uint32_t ocg) {
 TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
-  if (!square_kernel(*f)) GTEST_SKIP() << f->name << ": a non-square kernel (outside the layouts libane packs)";
+  if (!oracle::square_kernel(*f)) GTEST_SKIP() << f->name << ": a non-square kernel (outside the layouts libane packs)";
   const auto& t = f->tasks[0];
   const uint32_t ocg = (t.word(0x1c) >> 10) & 7;  // Common.ConvCfg.OCGSize
-  const Conv c = conv_of(*f);
+  const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   // The compiler's OCGSize rule (hwx-build uses it) gives the record's.
   EXPECT_EQ(compiler_conv_ocg(c.depthwise() ? c.cout : c.cout / c.groups, c.depthwise(), c.hin, c.win), ocg);
   const Packed p = pack(*f, c, ocg);
@@ -215,7 +174,7 @@ TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
 // y[oc][oy][ox] = bias[oc] + sum over the group's input channels and the
 // kernel window of w * x, zero outside the input. Double precision; also
 // returns sum |w * x| per output for the tolerance.
-void reference_conv(const Conv& c, const std::vector<uint16_t>& w, const std::vector<uint16_t>& bias,
+void reference_conv(const oracle::ConvRecord& c, const std::vector<uint16_t>& w, const std::vector<uint16_t>& bias,
                     const std::vector<uint16_t>& x, std::vector<double>& y, std::vector<double>& mag) {
   const uint32_t cin_g = c.cin / c.groups, cout_g = c.cout / c.groups;
   y.assign(uint64_t{c.cout} * c.hout * c.wout, 0);
@@ -248,9 +207,9 @@ TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
   const auto& t = f->tasks[0];
-  const Conv c = conv_of(*f);
+  const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   const uint32_t ocg = (t.word(0x1c) >> 10) & 7;
-  const Packed pk = square_kernel(*f) ? pack(*f, c, ocg) : Packed{};
+  const Packed pk = oracle::square_kernel(*f) ? pack(*f, c, ocg) : Packed{};
   // Apple's bytes where they are rebuilt (the hash test proves it), else
   // zeros: a task whose layout is unknown must be refused before reading them.
   const Bytes kernel = pk.kernel ? pk.kernel->bytes : Bytes(f->constant_size, 0);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -163,6 +164,38 @@ std::vector<std::string> fixture_files(const std::string& dir) {
     if (e.path().extension() == ".fx") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   return out;
+}
+
+namespace {
+// coremltools: "same" pads (out - 1) * s + k - in in all, the smaller half
+// first; "valid" pads nothing.
+std::pair<uint32_t, uint32_t> pads(const std::string& type, uint32_t in, uint32_t out, uint32_t k, uint32_t s) {
+  if (type != "same") return {0, 0};
+  const int64_t total = std::max<int64_t>(0, (int64_t{out} - 1) * s + k - in);
+  return {static_cast<uint32_t>(total / 2), static_cast<uint32_t>(total - total / 2)};
+}
+}  // namespace
+
+ConvRecord ConvRecord::of(const Fixture& f) {
+  ConvRecord c;
+  c.cin = static_cast<uint32_t>(f.param_u64("input_channels"));
+  c.cout = static_cast<uint32_t>(f.param_u64("output_channels"));
+  c.groups = static_cast<uint32_t>(f.param_u64("groups"));
+  c.k = static_cast<uint32_t>(f.param_u64("kernel"));
+  c.stride = static_cast<uint32_t>(f.param_u64("stride"));
+  const auto in = f.param_list("input_shape"), out = f.param_list("output_shape");
+  c.hin = static_cast<uint32_t>(in.at(2));
+  c.win = static_cast<uint32_t>(in.at(3));
+  c.hout = static_cast<uint32_t>(out.at(2));
+  c.wout = static_cast<uint32_t>(out.at(3));
+  std::tie(c.pad_top, c.pad_bottom) = pads(f.param("pad_type"), c.hin, c.hout, c.k, c.stride);
+  std::tie(c.pad_left, c.pad_right) = pads(f.param("pad_type"), c.win, c.wout, c.k, c.stride);
+  c.bias = f.param_bool("bias");
+  return c;
+}
+
+bool square_kernel(const Fixture& f) {
+  return f.name.find("k9x1") == std::string::npos && f.name.find("k1x9") == std::string::npos;
 }
 
 Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, uint64_t bias_count) {

@@ -56,6 +56,9 @@ struct ConvParams {
   WeightRef kernel;
   std::string kernel_mode = "Dense";
   bool kernel_group_reuse = false;
+  uint32_t num_groups = 1;              // the unit's NumGroups (Espresso's group count)
+  std::string padding_mode = "Zero";    // Params.PaddingMode
+  uint32_t dilation_x = 1, dilation_y = 1;  // Params.KernelDilationX / Y
 };
 
 struct GocParams {

@@ -84,7 +84,8 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
 
 void kernel_dma(ImageWriter& w, const Ctx& c) {
   if (c.planar()) return;  // the planar engine reads no kernel data: the block stays 0
-  if (!c.t.kernel.empty()) w.word("KernelDMASrc.Unk1F800.Value", 0x40);
+  // 0x40 with kernel data, 0x60 with the zero-skipping form (records).
+  if (!c.t.kernel.empty()) w.word("KernelDMASrc.Unk1F800.Value", c.t.sparse ? 0x60 : 0x40);
   for (size_t i = 0; i < 16; ++i) {
     const bool used = i < c.t.lane_offsets.size();
     w.set(fmt::format("KernelDMASrc.CoeffDMAConfig[{}].En", i).c_str(), used);
@@ -111,15 +112,23 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.OutDim.Wout", d.w);
   w.set("Common.OutDim.Hout", d.h);
   w.set("Common.OutDepth.Dout", 1);
-  for (const char* f : {"Common.ConvCfg.Kw", "Common.ConvCfg.Kh", "Common.ConvCfg.Sx", "Common.ConvCfg.Sy",
-                        "Common.ConvCfg.Ox", "Common.ConvCfg.Oy"})
-    w.set(f, 1);
+  const bool conv = c.t.kind == TaskKind::Conv;
+  // The window: leading pads only; the trailing ones follow from OutDim.
+  w.set("Common.ConvCfg.Kw", conv ? c.t.ksize : 1);
+  w.set("Common.ConvCfg.Kh", conv ? c.t.ksize : 1);
+  w.set("Common.ConvCfg.Sx", conv ? c.t.stride : 1);
+  w.set("Common.ConvCfg.Sy", conv ? c.t.stride : 1);
+  w.set("Common.ConvCfg.Px", conv ? c.t.pad_left : 0);
+  w.set("Common.ConvCfg.Py", conv ? c.t.pad_top : 0);
+  w.set("Common.ConvCfg.Ox", 1);
+  w.set("Common.ConvCfg.Oy", 1);
   w.set("Common.ConvCfg.OCGSize", c.t.ocg_size);
   w.word("Common.Unk00020.Value", 0x2041);
-  w.set("Common.GroupConvCfg.NumGroups", 1);
+  w.set("Common.GroupConvCfg.NumGroups", conv ? c.t.groups : 1);
   w.set("Common.GroupConvCfg.UnicastCin", 1);
-  w.set("Common.GroupConvCfg.UnicastEn", c.t.kind == TaskKind::Pass);
-  w.set("Common.TileCfg.TileHeight", 1);
+  w.set("Common.GroupConvCfg.UnicastEn", c.t.kind == TaskKind::Pass || (conv && c.t.depthwise));
+  // One tile of the whole output (v4.2.1 samples: 1 row; records: Hout).
+  w.set("Common.TileCfg.TileHeight", d.h);
   if (c.planar()) {
     w.word("Common.Unk0002C.Value", 4);
     for (const char* f : {"Common.Cfg.UnkBit0", "Common.Cfg.UnkBit1"}) w.set(f, 1);
@@ -144,7 +153,7 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.TaskInfo.NID", 1);
 }
 
-void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels) {
+void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels, uint32_t group_channels) {
   const Tensor& s = c.src();
   w.set("TileDMASrc.DMAConfig.En", 1);
   w.set("TileDMASrc.DMAConfig.CacheHint", 2);
@@ -157,6 +166,8 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels) {
   w.dma("TileDMASrc.RowStride.Stride", s.row_stride);
   w.dma("TileDMASrc.PlaneStride.PlaneStride", s.plane_stride);
   w.dma("TileDMASrc.DepthStride.Stride", uint64_t{channels} * s.plane_stride);
+  // Groups of a grouped convolution follow each other (records: Cin/groups planes).
+  if (group_channels != channels) w.dma("TileDMASrc.GroupStride.Stride", uint64_t{group_channels} * s.plane_stride);
   tensor_format(w, "TileDMASrc.Fmt");
   if (c.planar()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
@@ -241,6 +252,7 @@ void neural_engine(ImageWriter& w, const Ctx& c) {
   w.set("NE.PostScale.PostScale", kFp16One);
   if (c.t.kind == TaskKind::Conv) {
     w.set("NE.KernelCfg.KernelFmt", kFmtFp16);
+    w.set("NE.KernelCfg.SparseFmt", c.t.sparse);
     w.set("NE.MACCfg.BinaryPoint", 28);
     w.set("NE.MACCfg.BiasMode", c.t.bias);
   } else {
@@ -250,7 +262,7 @@ void neural_engine(ImageWriter& w, const Ctx& c) {
   }
 }
 
-void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels) {
+void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels, uint32_t group_channels) {
   const Tensor& d = c.dst();
   w.set("TileDMADst.DMAConfig.En", 1);
   w.set("TileDMADst.DMAConfig.CacheHint", 3);
@@ -259,6 +271,8 @@ void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels) {
   w.dma("TileDMADst.RowStride.RowStride", d.row_stride);
   w.dma("TileDMADst.PlaneStride.PlaneStride", d.plane_stride);
   w.dma("TileDMADst.DepthStride.DepthStride", uint64_t{depth_channels} * d.plane_stride);
+  if (group_channels != depth_channels)
+    w.dma("TileDMADst.GroupStride.GroupStride", uint64_t{group_channels} * d.plane_stride);
   tensor_format(w, "TileDMADst.Fmt");
   if (!c.planar()) {
     w.set("TileDMADst.Fmt.ZeroPadLast", 1);
@@ -272,17 +286,30 @@ Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t 
   const Ctx c{plan, plan.tasks[index], index, kbase};
   ImageWriter w;
   const uint32_t channels = c.src().c;  // pass and planar tasks: Cin = Cout = the source's channels
-  const uint32_t cin = c.t.kind == TaskKind::Conv ? c.t.cin : channels;
-  const uint32_t cout = c.t.kind == TaskKind::Conv ? c.t.cout : channels;
-  const uint32_t engines = c.planar() ? 0 : engines_for(cout);
+  const bool conv = c.t.kind == TaskKind::Conv;
+  // Taller tensors: only convolutions have Apple-compiled samples (records).
+  if (!conv && (c.src().h > 1 || c.dst().h > 1)) {
+    SourceRef ref;
+    for (const auto& l : net.units)
+      if (l.name == c.t.unit) ref = l.ref;
+    return network_error(net.path, ref,
+                         fmt::format("unsupported: a {} task on a {}-row tensor (the L2 layout of tensors taller "
+                                     "than one row is known only for convolutions)",
+                                     c.planar() ? "planar-engine" : "pass-through", std::max(c.src().h, c.dst().h)));
+  }
+  // Convolutions: the registers hold one group's channels (depthwise: all).
+  const uint32_t cin = conv ? c.t.group_cin() : channels;
+  const uint32_t cout = conv ? c.t.group_cout() : channels;
+  const uint32_t engines = c.planar() ? 0 : engines_for(conv && c.t.depthwise ? c.t.cout : cout);
   header(w, c, engines);
   kernel_dma(w, c);
-  common(w, c, cin, cout, engines);
-  tile_dma_src(w, c, cin);
-  l2(w, c, cin);
+  common(w, c, conv && c.t.depthwise ? c.t.cin : cin, conv && c.t.depthwise ? c.t.cout : cout, engines);
+  tile_dma_src(w, c, conv ? c.t.cin : cin, conv && !c.t.depthwise ? cin : (conv ? c.t.cin : cin));
+  l2(w, c, conv && c.t.depthwise ? c.t.cin : cin);
   planar_engine(w, c);
   neural_engine(w, c);
-  tile_dma_dst(w, c, c.t.kind == TaskKind::Conv ? cout : c.dst().c);
+  const uint32_t dst_channels = conv ? c.t.cout : c.dst().c;
+  tile_dma_dst(w, c, dst_channels, conv && !c.t.depthwise ? cout : dst_channels);
   if (w.error()) {
     SourceRef ref;
     for (const auto& l : net.units)

@@ -258,6 +258,12 @@ class Parser {
         c.step_x = static_cast<uint32_t>(step->array[0].integer);
         c.step_y = static_cast<uint32_t>(step->array[1].integer);
       }
+      ANE_ASSIGN(groups, r.integer("NumGroups", false, 1, 0x1fff));
+      if (groups) c.num_groups = static_cast<uint32_t>(*groups);
+      ANE_ASSIGN(pmode, p.string("PaddingMode", false));
+      if (pmode) c.padding_mode = *pmode;
+      ANE_CHECK(p.u32("KernelDilationX", c.dilation_x, false, 1, 31));
+      ANE_CHECK(p.u32("KernelDilationY", c.dilation_y, false, 1, 31));
       ANE_CHECK(check_params_type(p, "Conv"));
       l.params = c;
     } else if (l.type == "GOC") {

@@ -76,11 +76,6 @@ Status Planner::place_inputs() {
                   fmt::format("unsupported batch {} (every Apple-compiled sample has N = 1)", s.batch));
     if (s.depth != 1)
       return fail(s.at("InputDepth"), fmt::format("unsupported depth {} (only D = 1 is known)", s.depth));
-    if (s.height != 1)
-      return fail(s.at("InputHeight"),
-                  fmt::format("unsupported height {} (every Apple-compiled sample has H = 1; the L2 layout "
-                              "of taller tensors is not known)",
-                              s.height));
     auto t = make_tensor(s.name, s.channels, s.height, s.width, &s, "Input");
     if (!t) return t.error();
     t->home = Tensor::Home::Input;

@@ -49,9 +49,15 @@ struct TaskPlan {
 
   // NE
   uint32_t nonlinear = 0;  // 0 none, 1 ReLU, 2 table (sigmoid)
-  // Conv
+  // Conv: Cin/Cout of all groups; the window; the grouping
   uint32_t cin = 0, cout = 0;
   bool bias = false;
+  uint32_t ksize = 1, stride = 1, pad_top = 0, pad_left = 0;  // square kernel
+  uint32_t groups = 1;     // independent groups (NumGroups); 1 when depthwise
+  bool depthwise = false;  // Cin = Cout = groups: UnicastEn
+  bool sparse = false;     // stride 2: the zero-skipping kernel form
+  uint32_t group_cin() const { return depthwise ? cin : cin / groups; }
+  uint32_t group_cout() const { return depthwise ? cout : cout / groups; }
   // Kernel data of this task (conv lanes, or the sigmoid table in lane 0)
   Bytes kernel;
   std::vector<uint64_t> lane_offsets, lane_sizes;  // inside `kernel`

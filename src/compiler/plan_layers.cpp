@@ -74,19 +74,29 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   const auto& p = std::get<ConvParams>(l.params);
   auto src = single_source(l);
   if (!src) return src.error();
-  if (p.kernel_width != 1 || p.kernel_height != 1)
-    return fail(l.at(p.kernel_width != 1 ? "Params.KernelWidth" : "Params.KernelHeight"),
-                fmt::format("unsupported kernel {}x{} (only 1x1 kernels are known)", p.kernel_width, p.kernel_height));
+  // The window Apple-compiled records show: square 1x1 or 3x3 kernels,
+  // stride 1 or 2, leading padding below the kernel size (docs/compiler.md).
+  const bool bad_w = p.kernel_width != 1 && p.kernel_width != 3, bad_h = p.kernel_height != 1 && p.kernel_height != 3;
+  if (p.kernel_width != p.kernel_height || bad_w)
+    return fail(l.at(bad_w || (!bad_h && p.kernel_width != 1) ? "Params.KernelWidth" : "Params.KernelHeight"),
+                fmt::format("unsupported kernel {}x{} (known: 1x1 and 3x3)", p.kernel_width, p.kernel_height));
   if (p.kernel_depth != 1)
     return fail(l.at("Params.KernelDepth"), fmt::format("unsupported kernel depth {}", p.kernel_depth));
-  if (p.step_x != 1 || p.step_y != 1)
+  if (p.step_x != p.step_y || p.step_x > 2)
     return fail(l.at("Params.Step"),
-                fmt::format("unsupported step [{}, {}] (only stride 1 is known)", p.step_x, p.step_y));
-  for (auto [key, v] : {std::pair{"Params.PadTop", p.pad_top},
-                        {"Params.PadBot", p.pad_bottom},
-                        {"Params.PadLeft", p.pad_left},
-                        {"Params.PadRight", p.pad_right}})
-    if (v != 0) return fail(l.at(key), fmt::format("unsupported padding {} (only unpadded convolutions are known)", v));
+                fmt::format("unsupported step [{}, {}] (known: [1, 1] and [2, 2])", p.step_x, p.step_y));
+  if (p.dilation_x != 1 || p.dilation_y != 1)
+    return fail(l.at(p.dilation_x != 1 ? "Params.KernelDilationX" : "Params.KernelDilationY"),
+                "unsupported dilation (only 1 is known)");
+  if (p.padding_mode != "Zero")
+    return fail(l.at("Params.PaddingMode"),
+                fmt::format("unsupported padding mode '{}' (only Zero is known)", p.padding_mode));
+  const uint32_t k = p.kernel_width, s = p.step_x;
+  for (auto [key, v] : {std::pair{"Params.PadTop", p.pad_top}, {"Params.PadLeft", p.pad_left}})
+    if (v >= k)
+      return fail(l.at(key), fmt::format("unsupported padding {} before a {}x{} kernel (the register holds less "
+                                         "than the kernel size)",
+                                         v, k, k));
   if (p.kernel_mode != "Dense")
     return fail(l.at("Params.KernelMode"), fmt::format("unsupported kernel mode '{}' (only Dense)", p.kernel_mode));
   if (p.kernel_group_reuse) return fail(l.at("Params.KernelGroupReuse"), "unsupported: true (only false is known)");
@@ -96,9 +106,24 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   if (!l.output_channels) return fail(l.at("OutputChannels"), "missing (required for a Conv)");
   const Tensor in = plan_.tensors[*src];
   const uint32_t cin = in.c, cout = *l.output_channels;
-  if (cout > 16 && cout % 16 != 0)
-    return fail(l.at("OutputChannels"),
-                fmt::format("unsupported: {} output channels (known: up to 16, or a multiple of 16)", cout));
+  // Output size: floor((in + pads - k) / s) + 1. The task holds only the
+  // leading pads; the trailing ones it implies must stay below the kernel.
+  const int64_t span_h = int64_t{in.h} + p.pad_top + p.pad_bottom - k, span_w = int64_t{in.w} + p.pad_left + p.pad_right - k;
+  if (span_h < 0 || span_w < 0)
+    return fail(l.at(span_h < 0 ? "Params.KernelHeight" : "Params.KernelWidth"),
+                fmt::format("a {}x{} kernel does not fit the {}x{} input and its padding", k, k, in.h, in.w));
+  const uint32_t hout = static_cast<uint32_t>(span_h / s + 1), wout = static_cast<uint32_t>(span_w / s + 1);
+  for (auto [key, implied] : {std::pair{"Params.PadBot", (int64_t{hout} - 1) * s + k - in.h - p.pad_top},
+                              {"Params.PadRight", (int64_t{wout} - 1) * s + k - in.w - p.pad_left}})
+    if (implied >= int64_t{k})
+      return fail(l.at(key), fmt::format("unsupported: {} rows of padding after the input (known: less than the "
+                                         "kernel size)",
+                                         implied));
+  const uint32_t groups = p.num_groups;
+  if (cin % groups != 0 || cout % groups != 0)
+    return fail(l.at("NumGroups"),
+                fmt::format("{} groups do not divide {} input and {} output channels", groups, cin, cout));
+  const bool depthwise = groups > 1 && groups == cin && groups == cout;
 
   TaskPlan t;
   t.kind = TaskKind::Conv;
@@ -106,8 +131,32 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   t.src = *src;
   t.cin = cin;
   t.cout = cout;
+  t.ksize = k;
+  t.stride = s;
+  t.pad_top = p.pad_top;
+  t.pad_left = p.pad_left;
+  t.depthwise = depthwise;
+  t.groups = depthwise ? 1 : groups;
+  t.sparse = s == 2;  // every stride-2 record uses the zero-skipping kernel form
+  ConvKernelShape shape;
+  shape.groups = t.groups;
+  shape.cin = t.group_cin();
+  shape.cout = t.group_cout();
+  shape.kh = shape.kw = k;
+  shape.depthwise = depthwise;
+  shape.sparse = t.sparse;
+  shape.ocg = compiler_conv_ocg(shape.cout, depthwise, in.h, in.w);
+  if (groups > 1 && !depthwise && shape.cout != (16u << shape.ocg))
+    return fail(l.at("NumGroups"),
+                fmt::format("unsupported: {} output channels per group (grouped records hold 16 x 2^n per group, "
+                            "n <= {})",
+                            shape.cout, std::max(in.h, in.w) <= 8 ? 5 : 4));
+  // Shapes whose kernel layout is not known are refused before any weight is read.
+  if (Status known = check_conv_kernel(shape); !known)
+    return fail(l.at(t.sparse ? "Params.Step" : "OutputChannels"), known.error().message);
+  const uint64_t weight_count = uint64_t{cout} * (cin / groups) * k * k;
   auto weights =
-      weights_.read(l.at("Params.KernelIndex"), l.at("Params.KernelOffset"), p.kernel, uint64_t{cout} * cin, "kernel");
+      weights_.read(l.at("Params.KernelIndex"), l.at("Params.KernelOffset"), p.kernel, weight_count, "kernel");
   if (!weights) return weights.error();
   std::vector<uint16_t> bias;
   if (goc) {
@@ -128,26 +177,27 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
     if (auto c = check_channels(*goc, cout); !c) return c;
     t.bias = true;
   }
-  ConvKernelShape shape;
-  shape.cin = cin;
-  shape.cout = cout;
   shape.bias = t.bias;
-  shape.ocg = compiler_conv_ocg(cout, false, in.h, in.w);
   auto layout = layout_conv_kernel(shape, *weights, bias);
-  if (!layout) return fail(l.at("OutputChannels"), layout.error().message);
+  if (!layout) return fail(l.at(t.sparse ? "Params.Step" : "OutputChannels"), layout.error().message);
   t.kernel = std::move(layout->bytes);
   t.lane_offsets = std::move(layout->lane_offsets);
   t.lane_sizes = std::move(layout->lane_sizes);
   t.ocg_size = layout->ocg_size;
 
   const Layer& result_unit = goc ? *goc : l;
-  auto dst = result_tensor(result_unit, cout, in.h, in.w);
+  auto dst = result_tensor(result_unit, cout, hout, wout);
   if (!dst) return dst.error();
   if (goc) tensor_of_[l.name] = *dst;  // nothing else reads the fused Conv
   t.dst = *dst;
 
-  ul.rule = fmt::format("1x1 convolution on the neural engine, {} -> {} channels, {} kernel lane{} of {:#x} bytes", cin,
-                        cout, t.lane_sizes.size(), t.lane_sizes.size() == 1 ? "" : "s", t.lane_sizes[0]);
+  ul.rule = fmt::format("{}x{} convolution on the neural engine{}{}{}, {} -> {} channels, {} kernel lane{} of {:#x} "
+                        "bytes",
+                        k, k, s > 1 ? fmt::format(", stride {}", s) : "",
+                        p.pad_top || p.pad_left ? fmt::format(", leading padding {},{}", p.pad_top, p.pad_left) : "",
+                        depthwise ? ", depthwise" : groups > 1 ? fmt::format(", {} groups", groups) : "", cin, cout,
+                        t.lane_sizes.size(), t.lane_sizes.size() == 1 ? "" : "s", t.lane_sizes[0]);
+  if (t.sparse) ul.notes.push_back("stride 2: the kernel in the zero-skipping form (NE.KernelCfg.SparseFmt)");
   if (goc) {
     ul.rule += fmt::format(", with the per-channel bias of GOC '{}' fused in", goc->name);
   }

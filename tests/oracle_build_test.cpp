@@ -1,0 +1,166 @@
+// hwx-build against Apple: for every convolution record of
+// tests/fixtures/oracles/h13/conv, the plist that says the same thing (a Conv
+// unit with the record's kernel, stride, padding and groups, a GOC for the
+// bias, the weights the compiler saw) is compiled and its task compared with
+// the record's task field by field. Fields whose value is a choice of the
+// compiler version (hwx-build writes what v4.2.1 writes; the records come
+// from macOS 26) are listed in kVersionFields with the reason, as in
+// docs/compiler.md; every other field must be equal. The kernel section must
+// hash to the record's SHA-256. Records whose layout hwx-build does not know
+// must be refused with the same reason the packer gives.
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "ane/compiler.h"
+#include "ane/conv_kernel.h"
+#include "ane/network.h"
+#include "ane/program.h"
+#include "ane/registers.h"
+#include "ane/sha256.h"
+#include "oracle_fixture.h"
+#include "plist_builder.h"
+#include "support.h"
+
+namespace ane {
+namespace {
+
+using namespace test::pl;
+
+const std::string kDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/conv";
+
+// Fields the two compiler versions set differently, by register name prefix.
+// docs/compiler.md ("Convolutions: v4.2.1 and macOS 26") gives the evidence.
+const std::vector<std::pair<std::string, std::string>>& version_fields() {
+  static const std::vector<std::pair<std::string, std::string>> v = {
+      {"Header[1].ExeCycles", "macOS 26 writes a cycle estimate; v4.2.1 writes 0"},
+      {"Header[2].LogEvents", "0x42a (macOS 26) vs 0x422 (v4.2.1) on the last task"},
+      {"Header[8].RBase0", "slot order: macOS 26 binds inputs first (slot 4), v4.2.1 outputs first"},
+      {"Header[8].WBase", "slot order, as RBase0"},
+      {"KernelDMASrc.Unk1F8E", "four unnamed words: 0x40 in macOS 26, 0 in v4.2.1"},
+      {"KernelDMASrc.Unk1F8F", "as Unk1F8E8"},
+      {"Common.Cfg.", "engine scheduling hints (SmallSourceMode, ShPref/ShMin/ShMax, AccDoubleBufEn) chosen per "
+                      "geometry; neither version's rule is known beyond its samples"},
+      {"Common.TileCfg.TileHeight", "rows per tile: a tiling choice for the L2 capacity (records split tall "
+                                    "outputs, e.g. 240 of 375 rows)"},
+      {"TileDMASrc.GroupStride", "macOS 26 writes the whole tensor as the group stride of an ungrouped task, "
+                                 "v4.2.1 writes 0"},
+      {"TileDMADst.GroupStride", "as TileDMASrc.GroupStride"},
+      {"TileDMADst.DMAConfig.L2BfrMode", "goes with the L2 result placement (below)"},
+      {"L2.", "the L2 buffer plan: where input rows and results sit in L2, how many rows a tile holds, row "
+              "padding; macOS 26 keeps conv results in L2 buffer mode, v4.2.1 uses the ConvResult strides"},
+  };
+  return v;
+}
+
+bool version_field(const std::string& name) {
+  for (const auto& [prefix, why] : version_fields())
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+Bytes fp16_file(const std::vector<uint16_t>& v) {
+  Bytes b;
+  for (uint16_t h : v) {
+    b.push_back(static_cast<uint8_t>(h));
+    b.push_back(static_cast<uint8_t>(h >> 8));
+  }
+  return b;
+}
+
+// The record's program as a network plist.
+Net network_of(const oracle::ConvRecord& c) {
+  Net n;
+  n.inputs = {{"x", input(static_cast<int>(c.cin), static_cast<int>(c.win), static_cast<int>(c.hin))}};
+  Dict params = conv_params();
+  params = with(params, "KernelWidth", integer(c.k));
+  params = with(params, "KernelHeight", integer(c.k));
+  params = with(params, "Step", array({integer(c.stride), integer(c.stride)}));
+  params = with(params, "PadTop", integer(c.pad_top));
+  params = with(params, "PadBot", integer(c.pad_bottom));
+  params = with(params, "PadLeft", integer(c.pad_left));
+  params = with(params, "PadRight", integer(c.pad_right));
+  Dict conv_unit = conv("x", static_cast<int>(c.cout), params);
+  conv_unit.emplace_back("NumGroups", integer(c.groups));
+  n.units = {{"conv", conv_unit}};
+  n.weights = {"w.weights"};
+  std::string last = "conv";
+  if (c.bias) {
+    n.weights.push_back("b.weights");
+    n.units.push_back({"bias", unit("conv", "GOC",
+                                    {{"BiasScaleGroupData", dict({{"BiasIndex", integer(1)},
+                                                                  {"BiasOffset", integer(0)},
+                                                                  {"BiasCount", integer(c.cout)},
+                                                                  {"BiasType", str("Float16")}})}})});
+    last = "bias";
+  }
+  n.outputs = {{"y@output", output(last)}};
+  return n;
+}
+
+class OracleBuild : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OracleBuild, HwxBuildWritesTheRecordsTask) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  if (!oracle::square_kernel(*f)) GTEST_SKIP() << "a non-square kernel: the plist vocabulary hwx-build reads has no "
+                                                  "such Conv";
+  const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
+  const uint64_t weights = uint64_t{c.cout} * (c.cin / c.groups) * c.k * c.k;
+  auto k = oracle::rebuild_constants(*f, weights, c.bias ? c.cout : 0);
+  ASSERT_TRUE(k.ok()) << k.error().message;
+
+  test::TempDir dir;
+  const Net net = network_of(c);
+  test::write_text(dir.file("net.plist"), net.xml());
+  test::write_bytes(dir.file("w.weights"), fp16_file(k->weights));
+  if (c.bias) test::write_bytes(dir.file("b.weights"), fp16_file(k->bias));
+  auto n = load_network(dir.file("net.plist"));
+  ASSERT_TRUE(n.ok()) << n.error().str();
+  auto built = compile_network(*n);
+
+  auto apple = parse_program(oracle::anec_image(*f, Bytes(f->constant_size, 0)), f->name + ".anec");
+  ASSERT_TRUE(apple.ok()) << apple.error().str();
+  if (!built) {
+    // Only where libane does not know Apple's kernel layout (the packer's
+    // refusal, checked against the record in oracle_conv_test).
+    std::cout << "[ refused  ] " << f->name << ": " << built.error().message << "\n";
+    EXPECT_NE(built.error().message.find("unsupported: "), std::string::npos) << built.error().message;
+    EXPECT_NE(built.error().message.find("zero-skipping"), std::string::npos) << built.error().message;
+    return;
+  }
+  ASSERT_EQ(built->tasks.size(), 1u);
+  const RegisterImage& ours = built->tasks[0].regs;
+  const RegisterImage& theirs = apple->tasks[0].regs;
+  size_t compared = 0, version = 0;
+  for (const FieldInfo& fi : RegisterDatabase::h13().fields()) {
+    const uint32_t a = ours.get(fi), b = theirs.get(fi);
+    if (version_field(fi.name)) {
+      version += a != b;
+      continue;
+    }
+    ++compared;
+    EXPECT_EQ(a, b) << f->name << ": " << fi.name << " hwx-build " << a << ", Apple " << b;
+  }
+  // The kernel section: Apple's bytes exactly.
+  const auto* konst = built->file.find_section("__TEXT", "__const");
+  ASSERT_NE(konst, nullptr);
+  EXPECT_EQ(sha256_hex(built->file.section_data(*konst)), f->constant_sha256) << f->name;
+  std::cout << "[ built    ] " << f->name << ": " << compared << " fields equal, " << version
+            << " version-dependent fields differ\n";
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param.substr(info.param.rfind('/') + 1);
+  n = n.substr(0, n.size() - 3);
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Records, OracleBuild, ::testing::ValuesIn(oracle::fixture_files(kDir)), test_name);
+
+}  // namespace
+}  // namespace ane
