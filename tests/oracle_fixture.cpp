@@ -242,11 +242,18 @@ Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, u
 }
 
 Bytes anec_image(const Fixture& f, const Bytes& kernel) {
+  // Task i + 1 sits where task i's NextPointer (header word 7) says; the
+  // constants at the program's constant address.
   Bytes b;
-  for (const auto& t : f.tasks) {
-    for (uint32_t w : t.stream()) put_u32(b, b.size(), w);
-    b.resize((b.size() + 15) / 16 * 16, 0);
+  uint64_t at = 0;
+  for (size_t i = 0; i < f.tasks.size(); ++i) {
+    const auto words = f.tasks[i].stream();
+    for (size_t k = 0; k < words.size(); ++k) put_u32(b, at + 4 * k, words[k]);
+    at = f.tasks[i].header[7];
   }
+  const uint64_t konst = f.constant_address - f.text_address;
+  if (b.size() > konst) throw std::invalid_argument(f.name + ": the tasks overlap the constant section");
+  b.resize(konst, 0);
   b.insert(b.end(), kernel.begin(), kernel.end());
   return b;
 }

@@ -155,7 +155,11 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
       {"pe", bits(0x8808, 1u), unsupported("PE.PreScale=0x3c000001")},
       {"pe", field("PE.FinalScale.FinalScale", 0x40000000), unsupported("PE.FinalScale.FinalScale=0x40000000")},
       // neural engine (section 6)
-      {"pass", field("NE.MACCfg.OpMode", 3), unsupported("NE.MACCfg.OpMode=3")},
+      {"pass", field("NE.MACCfg.OpMode", 6), unsupported("NE.MACCfg.OpMode=6")},
+      // OpMode 3: the channel maximum, read through the unicast grouping.
+      {"pass", field("NE.MACCfg.OpMode", 3), unsupported("Common.GroupConvCfg.UnicastEn=0 with NE.MACCfg.OpMode=3")},
+      {"pass", field("Common.GroupConvCfg.UnicastEn", 1, "Common.GroupConvCfg.UnicastCin", 2),
+       unsupported("Common.GroupConvCfg.UnicastCin=2 with Common.GroupConvCfg.UnicastEn=1")},
       {"pass", field("NE.MACCfg.OpMode", 5), unsupported("NE.MACCfg.OpMode=5")},
       {"pass", field("NE.MACCfg.KernelMode", 0), unsupported("NE.MACCfg.KernelMode=0 with NE.MACCfg.OpMode=4")},
 

@@ -67,7 +67,7 @@ TEST(SimReferenceRefusal, MessagesNameFieldAndTask) {
       {"relu", {{"TileDMASrc.DMAConfig.En", 0}}, "TileDMASrc.DMAConfig.En=0"},              // #9
       {"relu", {{"TileDMASrc.Fmt.Interleave", 2}}, "TileDMASrc.Fmt.Interleave=2"},          // #10
       {"relu", {{"NE.MACCfg.MatrixBiasEn", 1}}, "NE.MACCfg.MatrixBiasEn=1"},                // #7
-      {"relu", {{"NE.MACCfg.OpMode", 3}}, "NE.MACCfg.OpMode=3"},                            // §11.1 MACCfg
+      {"relu", {{"NE.MACCfg.OpMode", 6}}, "NE.MACCfg.OpMode=6"},                            // §11.1 MACCfg
       {"relu", {{"NE.PostScale.PostScale", 0x7e00}}, "NE.PostScale.PostScale"},             // #13 NaN scale
       {"relu", {{"Header[9].KBE1", 1}}, "Header[9].KBE1=1"},                                // §11.1 Header
       {"relu", {{"PE.Cfg.OpMode", 1}}, ""},                              // §5: one source, PE.Cfg != 0

@@ -155,7 +155,15 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     y.wide = true;
     y.d = *out;
   } else if (p.ne.mac != NePlan::Mac::Conv) {
-    if (Status s = ne_pass(*x, p, lut ? &*lut : nullptr, opts, ws, index, y, rec.notes); !s) return s;
+    Buf<float>* src = *x;
+    if (p.ne.mac == NePlan::Mac::ChannelMax) {
+      auto m = ws.floats(p.out.dims.elements(), "the channel maxima", index);
+      if (!m) return m.error();
+      ne_channel_max(src->data(), uint64_t{p.out.dims.g} * p.out.dims.c, p.ne.unicast_cin,
+                     uint64_t{p.out.dims.h} * p.out.dims.w, (*m)->data());
+      src = *m;
+    }
+    if (Status s = ne_pass(src, p, lut ? &*lut : nullptr, opts, ws, index, y, rec.notes); !s) return s;
   } else {
     auto w = ws.floats(p.ne.outputs() * p.ne.reduction(), "the weight matrix", index);
     if (!w) return w.error();

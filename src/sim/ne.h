@@ -28,6 +28,10 @@ struct Values {
 Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutReading* lut, const Options& opts, Workspace& ws,
                uint32_t task, Values& out, std::vector<std::string>& notes);
 
+// OpMode 3 without a kernel: y[c] = max of x[c*n .. c*n+n-1] at every pixel
+// (NaN propagates), x [C*n][hw], y [C][hw].
+void ne_channel_max(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y);
+
 // Section 6.2: y[oc] = sum_ic w[oc][ic] * x[ic] (+ bias[oc]) at every pixel,
 // then the post stage. x is [Cin][H*W], w is [Cout][Cin], bias null
 // without BiasMode.

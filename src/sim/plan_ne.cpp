@@ -36,6 +36,8 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
     ne.mac = NePlan::Mac::Conv;
   else if (op == 0 && kmode == 1)
     ne.mac = NePlan::Mac::AccumulatePass;
+  else if (op == 3 && kmode == 1)  // reduce_max over channels (records reduce_*max*_ax1)
+    ne.mac = NePlan::Mac::ChannelMax;
   else if (op != 0 && op != 4)
     return c.fail(F.mac_op);
   else
@@ -66,6 +68,15 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
     ANE_TRY(c.eq(F.group_reuse, 0));
   } else {
     p.op = ne.nonlinear == 0 ? "pass" : ne.nonlinear == 1 ? "relu" : "table";
+    if (ne.mac == NePlan::Mac::ChannelMax) {
+      p.op = "channel-max";
+      ANE_TRY(c.eq_with(F.unicast_en, 1, F.mac_op));
+      ne.unicast_cin = c.get(F.unicast_cin);
+      if (ne.unicast_cin == 0) return c.fail(F.unicast_cin);
+    } else if (c.get(F.unicast_en) && c.get(F.unicast_cin) > 1) {
+      // A pass reads one input channel per output (UnicastCin 1, every sample).
+      return c.fail_with(F.unicast_cin, F.unicast_en);
+    }
     ANE_TRY(c.eq(F.ocg, 0));
     if (ne.bias) return c.fail_with(F.bias_mode, F.mac_op);  // no lanes to hold a bias
   }

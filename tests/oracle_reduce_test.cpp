@@ -1,0 +1,149 @@
+// Apple-compiled reductions (macOS 26 ANECompiler, H13) from the public
+// records of joshuaswarren/mil-hwx-compiler, transcribed into
+// tests/fixtures/oracles/h13/reduce: every tenth name of the sorted reduction
+// campaign (README there). For every record the transcription is checked
+// (stream headers, task sizes), its all-zero constant section hashes to the
+// record's SHA-256, and the simulator either agrees with a reduction written
+// here (sum, mean or max over the record's axes) or refuses by name.
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "ane/anec.h"
+#include "ane/fp16.h"
+#include "ane/registers.h"
+#include "ane/sha256.h"
+#include "ane/sim.h"
+#include "oracle_fixture.h"
+
+namespace ane {
+namespace {
+
+const std::string kDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/reduce";
+
+class OracleReduce : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OracleReduce, TranscriptionAgreesWithTheRecord) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->tasks.size(), f->task_count);
+  for (const auto& t : f->tasks) {
+    uint32_t words = 10;
+    for (const auto& r : t.records) {
+      EXPECT_EQ(r.words.size(), r.count) << std::hex << r.address;
+      EXPECT_EQ(r.header, ((r.count - 1) << 26) | r.address) << std::hex << r.address;
+      words += 1 + r.count;
+    }
+    EXPECT_EQ(4 * words, t.size);
+  }
+  EXPECT_EQ(4 * (f->words_minus_one + 1), f->tasks[0].size);
+  // No weights: the constant section is zeros.
+  EXPECT_EQ(sha256_hex(Bytes(f->constant_size, 0)), f->constant_sha256);
+}
+
+// The reduction over `axes` of x [N,C,H,W], the kept axes in row-major order;
+// also sum |x| per output for the tolerance.
+void reference(const std::string& op, const std::array<uint64_t, 4>& shape, const std::vector<uint64_t>& axes,
+               const std::vector<uint16_t>& x, std::vector<double>& y, std::vector<double>& mag, uint64_t& n) {
+  std::array<bool, 4> reduced{};
+  for (uint64_t a : axes) reduced[a] = true;
+  std::array<uint64_t, 4> out{};
+  n = 1;
+  for (int i = 0; i < 4; ++i) {
+    out[i] = reduced[i] ? 1 : shape[i];
+    if (reduced[i]) n *= shape[i];
+  }
+  const uint64_t count = out[0] * out[1] * out[2] * out[3];
+  y.assign(count, op == "reduce_max" ? -INFINITY : 0.0);
+  mag.assign(count, 0.0);
+  for (uint64_t a = 0; a < shape[0]; ++a)
+    for (uint64_t b = 0; b < shape[1]; ++b)
+      for (uint64_t c = 0; c < shape[2]; ++c)
+        for (uint64_t d = 0; d < shape[3]; ++d) {
+          const uint64_t o = ((((reduced[0] ? 0 : a) * out[1] + (reduced[1] ? 0 : b)) * out[2] + (reduced[2] ? 0 : c)) *
+                              out[3]) +
+                             (reduced[3] ? 0 : d);
+          const double v = fp16_to_float(x[((a * shape[1] + b) * shape[2] + c) * shape[3] + d]);
+          if (op == "reduce_max") y[o] = std::max(y[o], v);
+          else y[o] += v;
+          mag[o] += std::fabs(v);
+        }
+  if (op == "reduce_mean")
+    for (double& v : y) v /= double(n);
+}
+
+TEST_P(OracleReduce, SimulatorRunsTheProgramOrRefusesByName) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  const Bytes image = oracle::anec_image(*f, Bytes(f->constant_size, 0));
+  auto decoded = parse_program(image, f->name + ".anec");
+  ASSERT_TRUE(decoded.ok()) << decoded.error().str();
+  ASSERT_EQ(decoded->tasks.size(), f->tasks.size());
+  AnecDescriptor d;
+  d.source = f->file;
+  const RegisterImage& first = decoded->tasks.front().regs;
+  const RegisterImage& last = decoded->tasks.back().regs;
+  const auto* rbase = RegisterDatabase::h13().find("Header[8].RBase0");
+  const auto* wbase = RegisterDatabase::h13().find("Header[8].WBase");
+  for (const auto& x : f->tensors) {
+    AnecTensor a;
+    a.name = x.binding == 1 ? "x" : "y";
+    a.direction = x.binding == 1 ? BufferDirection::Input : BufferDirection::Output;
+    a.slot = static_cast<int>(x.binding == 1 ? first.get(*rbase) : last.get(*wbase));
+    a.nchw = x.shape;
+    a.strides = x.strides;
+    d.tensors.push_back(a);
+  }
+  auto p = read_anec(image, f->name + ".anec", &d);
+  ASSERT_TRUE(p.ok()) << p.error().str();
+  auto sim = sim::Simulator::create(*p);
+  ASSERT_TRUE(sim.ok()) << sim.error().str();
+  const auto shape = f->tensors.at(0).shape;
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> u(-4, 4);
+  sim::Tensor x;
+  x.nchw = {static_cast<uint32_t>(shape[0]), static_cast<uint32_t>(shape[1]), static_cast<uint32_t>(shape[2]),
+            static_cast<uint32_t>(shape[3])};
+  x.data.resize(x.elements());
+  for (auto& v : x.data) v = float_to_fp16(u(rng));
+  ASSERT_TRUE(sim->set_input("x", x).ok());
+  auto run = sim->run();
+  if (!run.ok()) {
+    EXPECT_EQ(run.error().message.rfind("unsupported: ", 0), 0u) << run.error().message;
+    std::cout << "[ refused  ] " << f->name << ": " << run.error().message << "\n";
+    return;
+  }
+  auto y = sim->read_buffer("y");
+  ASSERT_TRUE(y.ok()) << y.error().str();
+  std::vector<double> ref, mag;
+  uint64_t n = 0;
+  reference(f->param("operation"), shape, f->param_list("axes"), x.data, ref, mag, n);
+  ASSERT_EQ(y->data.size(), ref.size());
+  // fp32 sums of n fp16 values: n * 2^-24 * sum|x|, then one fp16 rounding.
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double got = fp16_to_float(y->data[i]);
+    const double scale = f->param("operation") == "reduce_mean" ? 1.0 / double(n) : 1.0;
+    const double tol = std::ldexp(std::fabs(ref[i]), -11) + double(n) * std::ldexp(mag[i] * scale, -24) +
+                       std::ldexp(1.0, -25);
+    worst = std::max(worst, std::fabs(got - ref[i]) / tol);
+    ASSERT_LE(std::fabs(got - ref[i]), tol) << f->name << " output " << i << ": got " << got << ", reference "
+                                            << ref[i];
+  }
+  std::cout << "[ ran      ] " << f->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param.substr(info.param.rfind('/') + 1);
+  n = n.substr(0, n.size() - 3);
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Records, OracleReduce, ::testing::ValuesIn(oracle::fixture_files(kDir)), test_name);
+
+}  // namespace
+}  // namespace ane
