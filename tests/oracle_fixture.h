@@ -31,6 +31,8 @@ struct FixtureTask {
   std::vector<uint32_t> stream() const;
   // The word the task writes at a register address (throws if none).
   uint32_t word(uint32_t address) const;
+  // Whether the task writes the register at `address`.
+  bool writes(uint32_t address) const;
 };
 
 struct FixtureTensor {

@@ -56,9 +56,10 @@ struct KernelLane {
 // what is missing (e.g. the zero-skipping form of a 3x3 dense kernel).
 Status check_conv_kernel(const ConvKernelShape& shape);
 
-// OCGSize as Apple's compiler chooses it: output channels per lane a power of
-// two up to 16 (32 when the input is at most 8x8), from Cout / 16; grouped:
-// per group; depthwise: 0.
+// OCGSize as Apple's compiler chooses it: the next power of two of Cout / 16,
+// capped at 16 (32 when the input is at most 8x8); grouped: per group;
+// depthwise: 0. The planes then take min(2^OCGSize, remaining / 16)
+// channels each (conv_layout.h).
 uint32_t compiler_conv_ocg(uint32_t cout_per_group, bool depthwise, uint32_t in_h, uint32_t in_w);
 
 // The bytes each lane must hold for the layout (0: the lane is not read).

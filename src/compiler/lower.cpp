@@ -255,6 +255,7 @@ void neural_engine(ImageWriter& w, const Ctx& c) {
     w.set("NE.KernelCfg.SparseFmt", c.t.sparse);
     w.set("NE.MACCfg.BinaryPoint", 28);
     w.set("NE.MACCfg.BiasMode", c.t.bias);
+    w.set("NE.MACCfg.NonlinearMode", c.t.nonlinear);  // a fused ReLU
   } else {
     w.set("NE.MACCfg.OpMode", 4);  // pass-through: no multiply-accumulate
     w.set("NE.MACCfg.KernelMode", 1);

@@ -185,6 +185,20 @@ std::vector<const Layer*> Planner::schedule() {
     fused_[conv.name] = &goc;
     fused_goc_.insert(goc.name);
   }
+  // A ReLU that alone reads a Conv's result (after its GOC) becomes the Conv
+  // task's NonlinearMode 1: macOS 26 compiles conv + relu into one task
+  // (mil-hwx-compiler record conv_k1_c64_n64_s8_bias0_relu: MACCfg 0x111c00).
+  for (const Layer* l : out) {
+    if (l->type != "Conv") continue;
+    const std::string tail = fused_.count(l->name) ? fused_.at(l->name)->name : l->name;
+    if (consumers(tail) != 1 || is_output(tail)) continue;
+    for (const Layer* r : out)
+      if (r->type == "Neuron" && std::get<NeuronParams>(r->params).type == "ReLU" && r->bottoms.size() == 1 &&
+          r->bottoms[0] == tail) {
+        fused_relu_[l->name] = r;
+        fused_goc_.insert(r->name);
+      }
+  }
   return out;
 }
 

@@ -44,6 +44,14 @@ Status Planner::plan_unit(const Layer& l) {
     plan_.lowering.push_back(
         {goc->name, goc->type, fmt::format("fused into Conv '{}' (bias in its kernel lanes)", l.name), {}, {}});
   }
+  if (l.type == "Conv" && fused_relu_.count(l.name)) {
+    const Layer* relu = fused_relu_.at(l.name);
+    plan_.lowering.push_back({relu->name, relu->type,
+                              fmt::format("fused into Conv '{}' (NE.MACCfg.NonlinearMode 1)", l.name),
+                              {},
+                              {"conv + relu in one task follows macOS 26 (a mil-hwx-compiler record); v4.2.1 has no "
+                               "sample of the pair"}});
+  }
   return Ok{};
 }
 
@@ -185,10 +193,13 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   t.lane_sizes = std::move(layout->lane_sizes);
   t.ocg_size = layout->ocg_size;
 
-  const Layer& result_unit = goc ? *goc : l;
+  const Layer* relu = fused_relu_.count(l.name) ? fused_relu_.at(l.name) : nullptr;
+  if (relu) t.nonlinear = 1;
+  const Layer& result_unit = relu ? *relu : goc ? *goc : l;
   auto dst = result_tensor(result_unit, cout, hout, wout);
   if (!dst) return dst.error();
-  if (goc) tensor_of_[l.name] = *dst;  // nothing else reads the fused Conv
+  if (goc || relu) tensor_of_[l.name] = *dst;  // nothing else reads the fused Conv
+  if (goc && relu) tensor_of_[goc->name] = *dst;
   t.dst = *dst;
 
   ul.rule = fmt::format("{}x{} convolution on the neural engine{}{}{}, {} -> {} channels, {} kernel lane{} of {:#x} "

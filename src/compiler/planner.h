@@ -66,7 +66,8 @@ class Planner {
   Plan plan_;
   std::map<std::string, int> tensor_of_;       // unit or input name -> tensor index
   std::map<std::string, const Layer*> fused_;  // Conv name -> the GOC fused into it
-  std::set<std::string> fused_goc_;            // GOCs that have no task of their own
+  std::map<std::string, const Layer*> fused_relu_;  // Conv name -> the ReLU fused into it
+  std::set<std::string> fused_goc_;            // fused GOCs and ReLUs: no task of their own
 };
 
 }  // namespace ane::compiler

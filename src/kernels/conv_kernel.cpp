@@ -40,10 +40,11 @@ Status check_conv_kernel(const ConvKernelShape& s) {
     if (s.ocg != 0) return unsupported(fmt::format("a depthwise kernel with OCGSize {} (records: 0)", s.ocg));
   } else if (s.cout > 16 && s.cout % 16 != 0) {
     return unsupported(fmt::format("{} output channels per group (records: up to 16, or multiples of 16)", s.cout));
-  } else if (s.ocg > 0 && s.cout < (16u << s.ocg)) {
-    // The first chunk is full in every record: 16 planes of 2^OCGSize channels.
-    return unsupported(fmt::format("OCGSize {} with {} output channels per group (fewer than 16 x {})", s.ocg,
-                                   s.cout, 1u << s.ocg));
+  } else if (s.ocg > 0 && s.cout <= (8u << s.ocg)) {
+    // 2^OCGSize caps the channels per plane: records never cap above the
+    // next power of two of Cout / 16 (224 channels: OCGSize 4).
+    return unsupported(fmt::format("OCGSize {} with {} output channels per group (at most 16 x {})", s.ocg, s.cout,
+                                   1u << (s.ocg - 1)));
   } else if (s.groups > 1 && s.cout > (16u << s.ocg)) {
     // Grouped records hold one chunk per group; how a group of several
     // chunks is padded is not shown.
@@ -70,9 +71,9 @@ Status check_conv_kernel(const ConvKernelShape& s) {
 }
 
 uint32_t compiler_conv_ocg(uint32_t cout_per_group, bool depthwise, uint32_t in_h, uint32_t in_w) {
-  if (depthwise || cout_per_group < 32) return 0;
+  if (depthwise || cout_per_group <= 16) return 0;
   const uint32_t cap = std::max(in_h, in_w) <= 8 ? 32 : 16;
-  return static_cast<uint32_t>(std::countr_zero(std::min(cap, std::bit_floor(cout_per_group / 16))));
+  return static_cast<uint32_t>(std::countr_zero(std::min(cap, std::bit_ceil((cout_per_group + 15) / 16))));
 }
 
 namespace kernels {
@@ -86,7 +87,7 @@ DenseLayout dense_layout(const ConvKernelShape& s) {
     uint32_t start = g * s.cout;
     uint32_t remaining = s.cout;
     while (remaining > 0) {
-      const uint32_t width = remaining >= 16 ? std::min(1u << s.ocg, std::bit_floor(remaining / 16)) : 1;
+      const uint32_t width = remaining >= 16 ? std::min(1u << s.ocg, remaining / 16) : 1;
       const uint32_t chunk = std::min(remaining, 16 * width);
       for (uint32_t lane = 0; lane * width < chunk; ++lane) {
         d.planes[lane].push_back({start + lane * width, width, std::min(width, chunk - lane * width), cursor[lane]});

@@ -28,7 +28,9 @@ struct DenseLayout {
 };
 
 // The chunk rule: a group's output channels go out in chunks of 16 planes of
-// `width` channels, width = min(2^OCGSize, floor_pow2(remaining / 16)), and
+// `width` channels, width = min(2^OCGSize, remaining / 16) (224 channels
+// under OCGSize 4: one chunk of planes 14 wide; 768 under OCGSize 5: 32 then
+// 16), and
 // the last (< 16 channels) one channel per plane. Plane p of a chunk is read
 // by lane p; each lane's planes follow each other and every group ends on a
 // 64-byte boundary. Assumes check_conv_kernel passed.

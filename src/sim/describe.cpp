@@ -53,7 +53,10 @@ std::string ne_text(const TaskPlan& p, const RegisterImage& regs, std::span<cons
   const NePlan& ne = p.ne;
   std::vector<std::string> parts;
   if (ne.mac == NePlan::Mac::Conv)
-    parts.push_back(fmt::format("conv 1x1 {}->{}{}", ne.cin, ne.cout, ne.bias ? " +bias" : ""));
+    parts.push_back(fmt::format("conv {} {}->{}{}", conv_name(ne.conv), ne.conv.depthwise ? ne.cin : ne.cin * ne.conv.groups,
+                                ne.outputs(), ne.bias ? " +bias" : ""));
+  else if (ne.mac == NePlan::Mac::ChannelMax)
+    parts.push_back(fmt::format("max over each {} channels", ne.unicast_cin));
   else if (ne.mac == NePlan::Mac::AccumulatePass)
     parts.push_back(fmt::format("x + {}", scale_text(ne.acc_bias)));
   if (ne.post_scale != 0x3c00) parts.push_back("x" + scale_text(ne.post_scale));

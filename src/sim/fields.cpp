@@ -91,6 +91,10 @@ Fields build() {
   f.l2_src2_base = must("L2.Source2Base.Addr");
   f.result_type = must("L2.ResultCfg.ResultType");
   f.l2_result_base = must("L2.ResultBase.Addr");
+  f.l2_src_channel_stride = must("L2.SourceChannelStride.Stride");
+  f.l2_src_row_stride = must("L2.SourceRowStride.Stride");
+  f.l2_res_channel_stride = must("L2.ConvResultChannelStride.Stride");
+  f.l2_res_row_stride = must("L2.ConvResultRowStride.Stride");
   f.pe_pool = must("PE.Cfg.PoolMode");
   f.pe_op = must("PE.Cfg.OpMode");
   f.pe_relu = must("PE.Cfg.ReluEn");

@@ -21,6 +21,16 @@ struct L2Result {
   Dims dims;
   std::vector<uint16_t> data;  // fp16, dense [g][c][h][w]
   uint32_t task = 0;           // the task that left it
+  uint64_t channel_stride = 0, row_stride = 0;  // where its channels and rows sit in L2 (bytes)
+};
+
+// What an operand reads: a whole result, or a run of its channels (an
+// address inside the result's first row, as tiled convolutions read one
+// group's channels of an earlier copy).
+struct L2View {
+  const L2Result* result = nullptr;
+  uint32_t first_channel = 0;
+  bool slice = false;
 };
 
 class L2Store {
@@ -30,7 +40,7 @@ class L2Store {
   // the same order (another grouping of the same count), or one value per
   // row repeated along W when the operand broadcasts. `what` names the
   // operand in errors: "task 3: the first source reads L2 at 0x0, where ...".
-  Expected<const L2Result*> get(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
+  Expected<L2View> get(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
   uint64_t bytes() const;
   void clear() { results_.clear(); }
 

@@ -26,7 +26,7 @@ std::array<uint32_t, 4> shape_of(const Dims& d) { return {d.g, d.c, d.h, d.w}; }
 struct BoundOperand {
   const Operand* op = nullptr;
   std::vector<uint8_t>* mem = nullptr;
-  const L2Result* l2 = nullptr;
+  L2View l2;
 };
 
 Expected<BoundOperand> bind_operand(MachineState& st, const Operand& op, const char* what, uint32_t task,
@@ -41,7 +41,7 @@ Expected<BoundOperand> bind_operand(MachineState& st, const Operand& op, const c
     auto r = st.l2.get(op.l2, op, what, task);
     if (!r) return r.error();
     b.l2 = *r;
-    if (record) record->push_back({"L2", -1, op.l2, op.l2 + 2 * b.l2->data.size(), -1});
+    if (record) record->push_back({"L2", -1, op.l2, op.l2 + 2 * op.stored().elements(), -1});
   }
   return b;
 }
@@ -55,14 +55,17 @@ void gather(const BoundOperand& b, float* out, bool ftz, bool count, uint64_t& s
     return;
   }
   // The stored values in the operand's order, each repeated along the
-  // broadcast axes.
-  const auto& data = b.l2->data;
-  const Dims d = op.dims, s = op.stored();
+  // broadcast axes; a channel slice reads channels first.. of the result.
+  const auto& data = b.l2.result->data;
+  const Dims d = op.dims;
+  Dims s = op.stored();
+  if (b.l2.slice) s = b.l2.result->dims;
+  const uint64_t first = b.l2.first_channel;
   float* o = out;
   for (uint64_t g = 0; g < d.g; ++g)
     for (uint64_t c = 0; c < d.c; ++c)
       for (uint64_t h = 0; h < d.h; ++h) {
-        const uint64_t row = ((g * s.c + (op.broadcast_c ? 0 : c)) * s.h + (op.broadcast_h ? 0 : h)) * s.w;
+        const uint64_t row = ((g * s.c + first + (op.broadcast_c ? 0 : c)) * s.h + (op.broadcast_h ? 0 : h)) * s.w;
         for (uint64_t w = 0; w < d.w; ++w) {
           const uint16_t v = load_fp16_bits(data[row + (op.broadcast_w ? 0 : w)], ftz, subnormals);
           *o++ = fp16_to_float(v);
@@ -191,6 +194,8 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     L2Result r;
     r.dims = p.out.dims;
     r.task = index;
+    r.channel_stride = p.out.l2_channel;
+    r.row_stride = p.out.l2_row;
     r.data.resize(p.out.dims.elements());
     if (y.wide)
       round_to_fp16(y.d->data(), r.data.size(), r.data.data(), opts.numerics, rc, sp);

@@ -46,6 +46,7 @@ struct Operand {
   enum class From { None, Dma, L2 } from = From::None;
   TensorDma dma;          // From::Dma
   uint64_t l2 = 0;        // From::L2: byte address of the earlier result
+  uint64_t l2_channel = 0, l2_row = 0;  // From::L2: its channel and row strides (bytes)
   Dims dims;              // the tensor the engine sees
   // An L2 result with extent 1 along these axes, repeated to fill `dims`.
   bool broadcast_w = false, broadcast_h = false, broadcast_c = false;
@@ -59,6 +60,7 @@ struct Destination {
   enum class To { Dma, L2 } to = To::Dma;
   TensorDma dma;
   uint64_t l2 = 0;
+  uint64_t l2_channel = 0, l2_row = 0;  // To::L2: the result's channel and row strides (bytes)
   Dims dims;
 };
 

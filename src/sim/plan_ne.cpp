@@ -87,9 +87,10 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
   bool needs_a3 = false;
   Error why = make_error("");
   const bool unit_scale = ne.post_scale == 0x3c00;
-  // A convolution followed by ReLU at unit scale has one reading without a
-  // bias: relu(sum). With a bias, relu(sum + bias) vs relu(sum) + bias is A3.
-  const bool plain_relu = conv && ne.nonlinear == 1 && unit_scale && !ne.bias;
+  // A convolution followed by ReLU at unit scale has one reading: the bias
+  // is a kernel row (docs/convolution.md), part of the sum the post stage
+  // receives, so relu(sum + bias); macOS 26 compiles conv + relu that way.
+  const bool plain_relu = conv && ne.nonlinear == 1 && unit_scale;
   if (conv && ne.nonlinear != 0 && !plain_relu) {
     needs_a3 = true;
     why = c.fail_with(F.nonlinear, F.mac_op);
@@ -168,14 +169,14 @@ Status plan_conv_window(const Checker& c, TaskPlan& p, Dims& in, Dims& out) {
   const int64_t tx = trailing_pad(wout, g.sx, g.kw, win, g.px), ty = trailing_pad(hout, g.sy, g.kh, hin, g.py);
   if (tx < 1 - int64_t{g.sx} || tx >= int64_t{g.kw}) return c.fail_with(F.wout, F.win);
   if (ty < 1 - int64_t{g.sy} || ty >= int64_t{g.kh}) return c.fail_with(F.hout, F.hin);
-  // Output channels per group go out in chunks of 16 planes of 2^OCGSize
-  // (docs/convolution.md): the records show whole chunks only (or one
-  // partial chunk below 16 channels), the first as wide as the channels
-  // allow or capped at 16 or 32 by the compiler.
+  // Output channels per group go out in chunks of 16 planes of at most
+  // 2^OCGSize (docs/convolution.md): the records show whole chunks only (or
+  // one partial chunk below 16 channels), and OCGSize the next power of two
+  // of Cout / 16 or the compiler's cap (16 or 32) below it.
   if (!g.depthwise) {
     const uint32_t cout = p.ne.cout, width = 1u << p.ne.ocg;
-    const uint32_t widest = cout >= 16 ? std::bit_floor(cout / 16) : 1;
-    if ((cout > 16 && cout % 16 != 0) || width > widest || (width < widest && width < 16))
+    const uint32_t fill = cout > 16 ? std::bit_ceil(cout / 16) : 1;
+    if ((cout > 16 && cout % 16 != 0) || width > fill || (width < fill && width < 16))
       return c.fail_with(F.ocg, F.cout);
     // Grouped records hold exactly one chunk per group.
     if (g.groups > 1 && cout != 16 * width) return c.fail_with(F.num_groups, F.cout);

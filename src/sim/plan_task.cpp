@@ -157,6 +157,10 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
   if (!in_l2(type)) return c.fail(f.type);
   op.from = Operand::From::L2;
   op.l2 = uint64_t{c.get(f.l2_base)} << 4;
+  if (f.l2_base == F.l2_src_base) {
+    op.l2_channel = uint64_t{c.get(F.l2_src_channel_stride)} << 4;
+    op.l2_row = uint64_t{c.get(F.l2_src_row_stride)} << 4;
+  }
   return Ok{};
 }
 
@@ -180,6 +184,8 @@ Status plan_destination(const Checker& c, const Dims& dims, Destination& out) {
   ANE_TRY(c.eq_with(F.dst_en, 0, F.result_type));
   out.to = Destination::To::L2;
   out.l2 = uint64_t{c.get(F.l2_result_base)} << 4;
+  out.l2_channel = uint64_t{c.get(F.l2_res_channel_stride)} << 4;
+  out.l2_row = uint64_t{c.get(F.l2_res_row_stride)} << 4;
   return Ok{};
 }
 
