@@ -9,6 +9,7 @@
 // hash to the record's SHA-256. Records whose layout hwx-build does not know
 // must be refused with the same reason the packer gives.
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -53,6 +54,12 @@ const std::vector<std::pair<std::string, std::string>>& version_fields() {
               "padding; macOS 26 keeps conv results in L2 buffer mode, v4.2.1 uses the ConvResult strides"},
   };
   return v;
+}
+
+// A planar-engine task of hwx-build is laid out as v4.2.1's PE add: the
+// kernel-DMA block of an engine that reads no kernel.
+bool reduction_version_field(const std::string& name) {
+  return name.rfind("KernelDMASrc.", 0) == 0 || name == "TileDMASrc.Src2DMAConfig.CacheHint";
 }
 
 bool version_field(const std::string& name) {
@@ -159,6 +166,86 @@ TEST_P(OracleBuild, HwxBuildWritesTheRecordsTask) {
             << " version-dependent fields differ\n";
 }
 
+// The plist Reduction for a reduction record, when the vocabulary says the
+// same thing: a Sum / Avg / Max over the whole H x W plane (both axes, or the
+// one longer than 1), reduced axes kept.
+std::optional<Net> reduction_network(const oracle::Fixture& f, std::string& why) {
+  const std::string op = f.param("operation");
+  const auto axes = f.param_list("axes");
+  const auto shape = f.param_list("shape");
+  // The record's output keeps the reduced axes as 1 (the plist Reduction's
+  // only form), or lays the result out otherwise (keep_dims false).
+  std::array<uint64_t, 4> kept{shape[0], shape[1], shape[2], shape[3]};
+  for (uint64_t a : axes) kept[a] = 1;
+  if (f.tensors.at(1).shape != kept) {
+    why = "its output is not the input with reduced axes kept as 1 (keep_dims false)";
+    return std::nullopt;
+  }
+  std::vector<std::string> dims;
+  for (uint64_t a : axes) dims.push_back(a == 1 ? "Channel" : a == 2 ? "Height" : a == 3 ? "Width" : "Batch");
+  if (std::find(axes.begin(), axes.end(), 1) != axes.end()) {
+    why = "a channel reduction (hwx-build reduces H x W planes only)";
+    return std::nullopt;
+  }
+  const bool plane = (axes == std::vector<uint64_t>{2, 3}) || (axes == std::vector<uint64_t>{3} && shape[2] == 1) ||
+                     (axes == std::vector<uint64_t>{2} && shape[3] == 1);
+  if (!plane) {
+    why = "a reduction over one axis of a plane with both longer than 1 (hwx-build reduces whole planes)";
+    return std::nullopt;
+  }
+  const std::string type = op == "reduce_sum" ? "Sum" : op == "reduce_mean" ? "Avg" : "Max";
+  Net n;
+  n.inputs = {{"x", input(static_cast<int>(shape[1]), static_cast<int>(shape[3]), static_cast<int>(shape[2]))}};
+  std::vector<std::string> dim_items;
+  for (const auto& d : dims) dim_items.push_back(str(d));
+  n.units = {{"y", unit("x", "Reduction", {{"Type", str(type)}, {"Dimension", array(dim_items)}})}};
+  n.outputs = {{"y@output", output("y")}};
+  return n;
+}
+
+class OracleReduceBuild : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OracleReduceBuild, HwxBuildWritesTheRecordsTask) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  std::string why;
+  const auto net = reduction_network(*f, why);
+  if (!net) {
+    std::cout << "[ no plist ] " << f->name << ": " << why << "\n";
+    return;
+  }
+  test::TempDir dir;
+  test::write_text(dir.file("net.plist"), net->xml());
+  auto n = load_network(dir.file("net.plist"));
+  ASSERT_TRUE(n.ok()) << n.error().str();
+  auto built = compile_network(*n);
+  ASSERT_TRUE(built.ok()) << built.error().str();
+  ASSERT_EQ(built->tasks.size(), 1u);
+  auto apple = parse_program(oracle::anec_image(*f, Bytes(f->constant_size, 0)), f->name + ".anec");
+  ASSERT_TRUE(apple.ok()) << apple.error().str();
+  const RegisterImage& theirs = apple->tasks[0].regs;
+  const RegisterImage& ours = built->tasks[0].regs;
+  const auto* win = RegisterDatabase::h13().find("Common.InDim.Win");
+  if (apple->tasks.size() != 1 || theirs.get(*win) != ours.get(*win)) {
+    // Apple folds long rows (128 -> 4 rows of 32): a layout choice.
+    std::cout << "[ folded   ] " << f->name << ": Apple's task reads the plane as " << theirs.get(*win)
+              << "-wide rows, hwx-build as " << ours.get(*win) << "\n";
+    return;
+  }
+  size_t compared = 0, version = 0;
+  for (const FieldInfo& fi : RegisterDatabase::h13().fields()) {
+    const uint32_t a = ours.get(fi), b = theirs.get(fi);
+    if (version_field(fi.name) || reduction_version_field(fi.name)) {
+      version += a != b;
+      continue;
+    }
+    ++compared;
+    EXPECT_EQ(a, b) << f->name << ": " << fi.name << " hwx-build " << a << ", Apple " << b;
+  }
+  std::cout << "[ built    ] " << f->name << ": " << compared << " fields equal, " << version
+            << " version-dependent fields differ\n";
+}
+
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string n = info.param.substr(info.param.rfind('/') + 1);
   n = n.substr(0, n.size() - 3);
@@ -168,6 +255,10 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Records, OracleBuild, ::testing::ValuesIn(oracle::fixture_files(kDir)), test_name);
+INSTANTIATE_TEST_SUITE_P(Records, OracleReduceBuild,
+                         ::testing::ValuesIn(oracle::fixture_files(std::string(LIBANE_SOURCE_DIR) +
+                                                                   "/tests/fixtures/oracles/h13/reduce")),
+                         test_name);
 
 }  // namespace
 }  // namespace ane

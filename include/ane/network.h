@@ -85,12 +85,21 @@ struct ElementWiseParams {
   bool has_scale = false;
 };
 
+// Reduction: Params Type ("Sum", "Avg", "Max", "Min") over Params Dimension
+// ("Channel", "Height", "Width", one name or several); reduced axes keep
+// size 1 (MLCompute's ANE plist builder, ANEForge).
+struct ReductionParams {
+  std::string op;
+  std::vector<std::string> dimensions;
+};
+
 // Layer kinds the parser recognises but the compiler cannot lower keep their
 // type name only (Broadcast, InputView, ...).
 struct OtherParams {};
 
 using LayerParams =
-    std::variant<ConvParams, GocParams, NeuronParams, ConcatParams, ReshapeParams, ElementWiseParams, OtherParams>;
+    std::variant<ConvParams, GocParams, NeuronParams, ConcatParams, ReshapeParams, ElementWiseParams, ReductionParams,
+                 OtherParams>;
 
 struct Layer {
   std::string name;

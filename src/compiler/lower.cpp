@@ -1,6 +1,9 @@
 // Lowering rules: one function per task kind fills a RegisterImage by field
 // name. Values and their evidence: plist-to-hwx.md sections 6 and 9 (summed
 // up in docs/compiler.md). Registers a rule does not set stay 0.
+#include <algorithm>
+#include <bit>
+
 #include <fmt/format.h>
 
 #include "image_writer.h"
@@ -36,6 +39,7 @@ struct Ctx {
   const Tensor& dst() const { return plan.tensors[t.dst]; }
   bool last() const { return index + 1 == plan.tasks.size(); }
   bool planar() const { return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul; }
+  bool reduce() const { return t.kind == TaskKind::PlanarReduce; }
 };
 
 // The fp16 tensor format of every DMA in the samples: FmtMode 1, Truncate 3,
@@ -109,8 +113,9 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.ChCfg.OutFmt", kFmtFp16);
   w.set("Common.Cin.Cin", cin);
   w.set("Common.Cout.Cout", cout);
-  w.set("Common.OutDim.Wout", d.w);
-  w.set("Common.OutDim.Hout", d.h);
+  // A reduction keeps OutDim = InDim (records); the engine writes one value per plane.
+  w.set("Common.OutDim.Wout", c.reduce() ? s.w : d.w);
+  w.set("Common.OutDim.Hout", c.reduce() ? s.h : d.h);
   w.set("Common.OutDepth.Dout", 1);
   const bool conv = c.t.kind == TaskKind::Conv;
   // The window: leading pads only; the trailing ones follow from OutDim.
@@ -128,7 +133,16 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.GroupConvCfg.UnicastCin", 1);
   w.set("Common.GroupConvCfg.UnicastEn", c.t.kind == TaskKind::Pass || (conv && c.t.depthwise));
   // One tile of the whole output (v4.2.1 samples: 1 row; records: Hout).
-  w.set("Common.TileCfg.TileHeight", d.h);
+  w.set("Common.TileCfg.TileHeight", c.reduce() ? s.h : d.h);
+  if (c.reduce()) {
+    // Planar-engine plane size: max(4, log2 W) | min(5, log2 H) << 4 (seven
+    // reduction records; also the 4 of v4.2.1's 1x1 PE add).
+    auto log2c = [](uint32_t v) { return static_cast<uint32_t>(std::bit_width(v - 1)); };
+    w.word("Common.Unk0002C.Value", std::max(4u, log2c(s.w)) | std::min(5u, log2c(s.h)) << 4);
+    w.set("Common.Cfg.UnkBit0", 1);
+    w.set("Common.Cfg.TaskType", 5);  // the planar engine reducing each plane
+    return;
+  }
   if (c.planar()) {
     w.word("Common.Unk0002C.Value", 4);
     for (const char* f : {"Common.Cfg.UnkBit0", "Common.Cfg.UnkBit1"}) w.set(f, 1);
@@ -237,6 +251,13 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
 }
 
 void planar_engine(ImageWriter& w, const Ctx& c) {
+  if (c.reduce()) {
+    w.set("PE.Cfg.PoolMode", c.t.reduce_max ? 2 : 0);
+    w.set("PE.BiasScale.Scale", kFp16One);
+    w.set("PE.PreScale.PreScale", kFp16One);
+    w.set("PE.FinalScale.FinalScale", c.t.final_scale);
+    return;
+  }
   if (!c.planar()) return;
   w.set("PE.Cfg.SecSrc", 2);
   w.set("PE.Cfg.OpMode", c.t.kind == TaskKind::PlanarMul ? 1 : 0);
@@ -249,6 +270,7 @@ void neural_engine(ImageWriter& w, const Ctx& c) {
   if (c.planar()) return;
   w.set("NE.KernelCfg.PalettizedBits", 8);
   w.set("NE.MACCfg.UnkBit20", 1);
+  if (c.reduce()) return;  // the neural engine idles (records: KernelCfg 0x80, MACCfg 0x100000)
   w.set("NE.PostScale.PostScale", kFp16One);
   if (c.t.kind == TaskKind::Conv) {
     w.set("NE.KernelCfg.KernelFmt", kFmtFp16);
@@ -289,7 +311,7 @@ Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t 
   const uint32_t channels = c.src().c;  // pass and planar tasks: Cin = Cout = the source's channels
   const bool conv = c.t.kind == TaskKind::Conv;
   // Taller tensors: only convolutions have Apple-compiled samples (records).
-  if (!conv && (c.src().h > 1 || c.dst().h > 1)) {
+  if (!conv && !c.reduce() && (c.src().h > 1 || c.dst().h > 1)) {
     SourceRef ref;
     for (const auto& l : net.units)
       if (l.name == c.t.unit) ref = l.ref;
@@ -301,7 +323,7 @@ Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t 
   // Convolutions: the registers hold one group's channels (depthwise: all).
   const uint32_t cin = conv ? c.t.group_cin() : channels;
   const uint32_t cout = conv ? c.t.group_cout() : channels;
-  const uint32_t engines = c.planar() ? 0 : engines_for(conv && c.t.depthwise ? c.t.cout : cout);
+  const uint32_t engines = c.planar() || c.reduce() ? 0 : engines_for(conv && c.t.depthwise ? c.t.cout : cout);
   header(w, c, engines);
   kernel_dma(w, c);
   common(w, c, conv && c.t.depthwise ? c.t.cin : cin, conv && c.t.depthwise ? c.t.cout : cout, engines);

@@ -217,7 +217,7 @@ class Parser {
     l.output_type = otype;
 
     const bool needs_params = l.type == "Conv" || l.type == "GOC" || l.type == "Neuron" || l.type == "Reshape" ||
-                              l.type == "ScaledElementWise" || l.type == "ElementWise";
+                              l.type == "ScaledElementWise" || l.type == "ElementWise" || l.type == "Reduction";
     ANE_ASSIGN(params, r.typed("Params", Kind::Dict, needs_params));
     static const Value kEmpty = [] {
       Value v;
@@ -321,6 +321,20 @@ class Parser {
         e.has_scale = true;
       }
       l.params = e;
+    } else if (l.type == "Reduction") {
+      ReductionParams r;
+      ANE_ASSIGN(t, p.string("Type", true));
+      r.op = *t;
+      const Value* dim = p.find("Dimension");
+      if (!dim) return p.error("Dimension", "missing (required for a Reduction)");
+      if (dim->kind == Kind::String) {
+        r.dimensions.push_back(dim->text);
+      } else {
+        ANE_ASSIGN(list, p.string_array("Dimension", true));
+        if (list.empty()) return p.error("Dimension", "is an empty array");
+        r.dimensions = std::move(list);
+      }
+      l.params = r;
     } else {
       l.params = OtherParams{};
     }

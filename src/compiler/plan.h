@@ -36,7 +36,7 @@ struct Tensor {
   uint64_t l2_channel_stride() const { return (uint64_t{w} * 2 + 15) / 16 * 16; }
 };
 
-enum class TaskKind { Conv, Pass, PlanarAdd, PlanarMul };
+enum class TaskKind { Conv, Pass, PlanarAdd, PlanarMul, PlanarReduce };
 
 struct TaskPlan {
   TaskKind kind = TaskKind::Pass;
@@ -65,6 +65,8 @@ struct TaskPlan {
   uint32_t ocg_size = 0;
   // PE
   uint16_t scale = 0x3c00;
+  bool reduce_max = false;           // PlanarReduce: max (else sum)
+  uint32_t final_scale = 0x3f800000; // PlanarReduce: fp32 1/N for a mean
 };
 
 struct Plan {

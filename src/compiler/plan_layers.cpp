@@ -31,9 +31,11 @@ Status Planner::plan_unit(const Layer& l) {
     st = plan_reshape(l, ul);
   } else if (l.type == "ScaledElementWise" || l.type == "ElementWise") {
     st = plan_elementwise(l, ul);
+  } else if (l.type == "Reduction") {
+    st = plan_reduction(l, ul);
   } else {
     st = fail(l.at("Type"), fmt::format("unsupported layer type '{}' (supported: Conv, GOC fused into a Conv, "
-                                        "Neuron, Concat, Reshape, ScaledElementWise, ElementWise)",
+                                        "Neuron, Concat, Reshape, ScaledElementWise, ElementWise, Reduction)",
                                         l.type));
   }
   if (!st) return st;
@@ -367,6 +369,57 @@ Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
                         l.bottoms[1]);
   if (l.type == "ElementWise")
     ul.notes.push_back("ElementWise is lowered like ScaledElementWise with Scale 1.0 (no sample of its own)");
+  add_task(std::move(t), ul);
+  return Ok{};
+}
+
+// A reduction over each channel's H x W plane (Height and Width, or the one
+// axis longer than 1) is one planar-engine task, TaskType 5 (records
+// reduce_probe_{sum,mean}_ax2_3 / _ax3: PoolMode 0 sums, 2 takes the
+// maximum; a mean sums and scales by 1/N in FinalScale). Channel reductions
+// (an NE channel maximum, or transposes around a plane reduction in Apple's
+// records) are refused.
+Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
+  const auto& p = std::get<ReductionParams>(l.params);
+  auto src = single_source(l);
+  if (!src) return src.error();
+  const Tensor in = plan_.tensors[*src];
+  bool h = false, w = false;
+  for (const auto& d : p.dimensions) {
+    if (d == "Height") h = true;
+    else if (d == "Width") w = true;
+    else
+      return fail(l.at("Params.Dimension"),
+                  fmt::format("unsupported: a reduction over '{}' (hwx-build reduces H x W planes; Apple compiles "
+                              "channel reductions to other task forms, which hwx-run runs)",
+                              d));
+  }
+  // The engine reduces whole planes: both axes, or the only one longer than 1.
+  if (!((h && w) || (w && in.h == 1) || (h && in.w == 1)))
+    return fail(l.at("Params.Dimension"),
+                fmt::format("unsupported: a reduction over {} alone of a {}x{} plane (known: the whole H x W plane)",
+                            h ? "Height" : "Width", in.h, in.w));
+  TaskPlan t;
+  t.kind = TaskKind::PlanarReduce;
+  t.unit = l.name;
+  t.src = *src;
+  const uint64_t n = uint64_t{in.h} * in.w;
+  if (p.op == "Sum") {
+  } else if (p.op == "Avg") {
+    const float inv = 1.0f / static_cast<float>(n);
+    __builtin_memcpy(&t.final_scale, &inv, sizeof inv);
+  } else if (p.op == "Max") {
+    t.reduce_max = true;
+  } else {
+    return fail(l.at("Params.Type"), fmt::format("unsupported reduction type '{}' (known: Sum, Avg, Max)", p.op));
+  }
+  if (auto c = check_channels(l, in.c); !c) return c;
+  auto dst = result_tensor(l, in.c, 1, 1);
+  if (!dst) return dst.error();
+  t.dst = *dst;
+  ul.rule = fmt::format("{} over each {}x{} plane: one planar-engine reduction task (TaskType 5{})", p.op, in.h, in.w,
+                        p.op == "Avg" ? fmt::format(", FinalScale 1/{}", n) : "");
+  ul.notes.push_back("reduction task registers follow macOS 26 records (v4.2.1 has no reduction sample)");
   add_task(std::move(t), ul);
   return Ok{};
 }
