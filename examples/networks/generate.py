@@ -80,11 +80,16 @@ def inp(c, w, h=1):
     return {'InputChannels': c, 'InputHeight': h, 'InputWidth': w, 'InputType': 'Float16'}
 
 
-def conv(bottom, cout, ktype='Float16', index=0, offset=0):
-    return {'Bottom': bottom, 'Name': None, 'OutputChannels': cout, 'OutputType': 'Float16',
-            'Type': 'Conv',
-            'Params': {'KernelWidth': 1, 'KernelHeight': 1, 'KernelIndex': index, 'KernelOffset': offset,
-                       'KernelType': ktype, 'Step': [1, 1], 'Type': 'Conv'}}
+def conv(bottom, cout, ktype='Float16', index=0, offset=0, k=1, step=1, pads=(0, 0, 0, 0), groups=None):
+    """A Conv unit; pads = (top, bottom, left, right)."""
+    u = {'Bottom': bottom, 'Name': None, 'OutputChannels': cout, 'OutputType': 'Float16', 'Type': 'Conv',
+         'Params': {'KernelWidth': k, 'KernelHeight': k, 'KernelIndex': index, 'KernelOffset': offset,
+                    'KernelType': ktype, 'Step': [step, step], 'Type': 'Conv'}}
+    if any(pads):
+        u['Params'].update({'PadTop': pads[0], 'PadBot': pads[1], 'PadLeft': pads[2], 'PadRight': pads[3]})
+    if groups is not None:
+        u['NumGroups'] = groups
+    return u
 
 
 def unit(bottom, utype, params=None):
@@ -98,7 +103,7 @@ def out(bottom):
     return {'Bottom': bottom, 'OutputType': 'Float16'}
 
 
-def network(name, inputs, units, outputs, weights, comment):
+def network(name, inputs, units, outputs, weights, comment, input_values=None):
     net = {'Inputs': list(inputs), 'Outputs': [o + '@output' for o in outputs], 'Units': list(units)}
     if weights:
         net['Weights'] = [w for w, _, _ in weights]
@@ -120,13 +125,16 @@ def network(name, inputs, units, outputs, weights, comment):
     # Sample inputs and the outputs the network's math gives for them.
     tensors = {}
     for i, (k, v) in enumerate(inputs.items()):
-        c, w = v['InputChannels'], v['InputWidth']
-        tensors[k] = (c, w, [x * (1 if i % 2 == 0 else -1) for x in ramp(c * w, 0.25, -2.0, 2.0)])
-        write_npy(os.path.join(d, 'inputs', k + '.npy'), (1, c, 1, w), tensors[k][2])
+        c, h, w = v['InputChannels'], v['InputHeight'], v['InputWidth']
+        values = input_values.get(k) if input_values else None
+        if values is None:
+            values = [x * (1 if i % 2 == 0 else -1) for x in ramp(c * h * w, 0.25, -2.0, 2.0)]
+        tensors[k] = (c, h, w, values)
+        write_npy(os.path.join(d, 'inputs', k + '.npy'), (1, c, h, w), tensors[k][3])
     evaluate(units, weights, tensors)
     for o in outputs:
-        c, w, vals = tensors[o]
-        write_npy(os.path.join(d, 'expected', o + '@output.npy'), (1, c, 1, w), vals, '<f4')
+        c, h, w, vals = tensors[o]
+        write_npy(os.path.join(d, 'expected', o + '@output.npy'), (1, c, h, w), vals, '<f4')
 
 
 def weight_values(weights, index, offset):
@@ -134,40 +142,85 @@ def weight_values(weights, index, offset):
     return values[offset // (2 if kind == 'Float16' else 4):]
 
 
+def fp32_sum(terms):
+    """The terms summed in fp32, in order, and whether that equals the exact
+    sum: the examples keep every sum exact, so no accumulation order matters."""
+    acc = 0.0
+    for t in terms:
+        acc = struct.unpack('<f', struct.pack('<f', acc + t))[0]
+    return acc, acc == math.fsum(terms)
+
+
+def conv_values(u, p, x, c, h, w, weights):
+    """A convolution by its definition: kernel k x k, stride s, leading pads
+    PadTop/PadLeft (outside the input counts as 0), NumGroups groups."""
+    k, s = p['KernelWidth'], p['Step'][0]
+    top, left = p.get('PadTop', 0), p.get('PadLeft', 0)
+    cout, groups = u['OutputChannels'], u.get('NumGroups', 1)
+    hout = (h + top + p.get('PadBot', 0) - k) // s + 1
+    wout = (w + left + p.get('PadRight', 0) - k) // s + 1
+    kern = weight_values(weights, p['KernelIndex'], p['KernelOffset'])
+    cin_g, cout_g = c // groups, cout // groups
+    acc = []
+    for oc in range(cout):
+        g = oc // cout_g
+        for oy in range(hout):
+            for ox in range(wout):
+                terms = []
+                for i in range(cin_g):
+                    for ky in range(k):
+                        for kx in range(k):
+                            iy, ix = oy * s + ky - top, ox * s + kx - left
+                            if 0 <= iy < h and 0 <= ix < w:
+                                wv = kern[((oc * cin_g + i) * k + ky) * k + kx]
+                                terms.append(wv * x[((g * cin_g + i) * h + iy) * w + ix])
+                total, exact = fp32_sum(terms)
+                assert exact, 'an example sum is not exact in fp32'
+                acc.append(total)
+    return cout, hout, wout, acc
+
+
 def evaluate(units, weights, tensors):
     """The layers' math in float64, rounded to fp16 where each task writes memory
-    (a Conv with a fused GOC rounds once, after the bias)."""
+    (a Conv with a fused GOC rounds once, after the bias; a fused ReLU changes
+    nothing: max(round(v), 0) = round(max(v, 0)))."""
     unrounded = {}
     for name, u in units.items():
         bottoms = u['Bottom'] if isinstance(u['Bottom'], list) else [u['Bottom']]
         src = [tensors[b] if b in tensors else None for b in bottoms]
         t, p = u['Type'], u.get('Params', {})
         if t == 'Conv':
-            c, w, x = src[0]
-            cout = u['OutputChannels']
-            k = weight_values(weights, p['KernelIndex'], p['KernelOffset'])
-            acc = [sum(k[oc * c + ic] * x[ic * w + j] for ic in range(c)) for oc in range(cout) for j in range(w)]
-            unrounded[name] = (cout, w, acc)
-            tensors[name] = (cout, w, [f16(v) for v in acc])
+            c, h, w, x = src[0]
+            cout, hout, wout, acc = conv_values(u, p, x, c, h, w, weights)
+            unrounded[name] = (cout, hout, wout, acc)
+            tensors[name] = (cout, hout, wout, [f16(v) for v in acc])
         elif t == 'GOC':
             g = p['BiasScaleGroupData']
-            c, w, acc = unrounded[bottoms[0]]
+            c, h, w, acc = unrounded[bottoms[0]]
             b = weight_values(weights, g['BiasIndex'], g['BiasOffset'])
-            tensors[name] = (c, w, [f16(acc[i] + b[i // w]) for i in range(c * w)])
+            tensors[name] = (c, h, w, [f16(acc[i] + b[i // (h * w)]) for i in range(c * h * w)])
         elif t == 'Neuron' and p['Type'] == 'ReLU':
-            c, w, x = src[0]
-            tensors[name] = (c, w, [max(v, 0.0) for v in x])
+            c, h, w, x = src[0]
+            tensors[name] = (c, h, w, [max(v, 0.0) for v in x])
         elif t == 'Neuron' and p['Type'] == 'Sigmoid':
-            c, w, x = src[0]
-            tensors[name] = (c, w, [f16(1 / (1 + math.exp(-v))) for v in x])
+            c, h, w, x = src[0]
+            tensors[name] = (c, h, w, [f16(1 / (1 + math.exp(-v))) for v in x])
         elif t == 'Concat':
-            tensors[name] = (sum(s[0] for s in src), src[0][1], [v for s in src for v in s[2]])
+            tensors[name] = (sum(s[0] for s in src), src[0][1], src[0][2], [v for s in src for v in s[3]])
         elif t == 'Reshape':
             tensors[name] = src[0]
         elif t in ('ScaledElementWise', 'ElementWise'):
-            (c, w, a), (_, _, b) = src
+            (c, h, w, a), (_, _, _, b) = src
             op = (lambda x, y: x + y) if p['Type'] == 'Add' else (lambda x, y: x * y)
-            tensors[name] = (c, w, [f16(op(x, y)) for x, y in zip(a, b)])
+            tensors[name] = (c, h, w, [f16(op(x, y)) for x, y in zip(a, b)])
+        elif t == 'Reduction' and p['Type'] == 'Avg':
+            c, h, w, x = src[0]
+            means = []
+            for ch in range(c):
+                total, exact = fp32_sum(x[ch * h * w:(ch + 1) * h * w])
+                assert exact, 'an example sum is not exact in fp32'
+                means.append(f16(total / (h * w)))
+            tensors[name] = (c, 1, 1, means)
         else:
             raise ValueError(t)
 
@@ -218,6 +271,42 @@ def main():
             ['prob', 'act'],
             [('mlp.weights', ramp(128, 0.0625, -0.5, 0.5) + ramp(8, 0.25, -1.0, 1.0), 'Float16')],
             'conv 16 -> 8 + bias -> relu -> add skip -> sigmoid; outputs prob and act')
+    image_model()
+
+
+def image_model():
+    """A small image model: a 3x3 stride-2 stem (1 -> 256 channels, bias, ReLU),
+    a 3x3 depthwise convolution (bias, ReLU), a 1x1 convolution 256 -> 64 (bias)
+    and the mean over each 16 x 16 plane. The stem is the one dense 3x3 stride-2
+    geometry whose kernel bytes are known (one input channel, 256 outputs, bias,
+    no zero weight: docs/convolution.md). Values are small dyadic numbers so
+    that every sum is exact in fp32 (checked) and the reference is bit exact."""
+    stem_w = [(1 + (i * 5) % 4) * (1 if (i * 7) % 3 else -1) * 0.25 for i in range(256 * 9)]  # never 0
+    stem_b = ramp(256, 0.5, -2.0, 2.0)
+    dw_w = ramp(256 * 9, 0.25, -0.5, 0.5)
+    dw_b = ramp(256, 0.25, -1.0, 1.0)
+    pw_w = ramp(64 * 256, 0.03125, -0.125, 0.125)
+    pw_b = ramp(64, 0.5, -2.0, 2.0)
+    values = stem_w + stem_b + dw_w + dw_b + pw_w + pw_b
+    off = [0]
+    for part in (stem_w, stem_b, dw_w, dw_b, pw_w):
+        off.append(off[-1] + 2 * len(part))
+    bias = lambda bottom, count, at: unit(bottom, 'GOC', {'BiasScaleGroupData': {
+        'BiasCount': count, 'BiasIndex': 0, 'BiasOffset': at, 'BiasType': 'Float16'}})
+    network('image', {'image': inp(1, 32, 32)},
+            {'stem': conv('image', 256, offset=off[0], k=3, step=2, pads=(0, 1, 0, 1)),
+             'stem_bias': bias('stem', 256, off[1]),
+             'stem_relu': unit('stem_bias', 'Neuron', {'Type': 'ReLU'}),
+             'dw': conv('stem_relu', 256, offset=off[2], k=3, pads=(1, 1, 1, 1), groups=256),
+             'dw_bias': bias('dw', 256, off[3]),
+             'dw_relu': unit('dw_bias', 'Neuron', {'Type': 'ReLU'}),
+             'pw': conv('dw_relu', 64, offset=off[4]),
+             'pw_bias': bias('pw', 64, off[5]),
+             'pool': unit('pw_bias', 'Reduction', {'Type': 'Avg', 'Dimension': ['Height', 'Width']})},
+            ['pool'],
+            [('image.weights', values, 'Float16')],
+            'image model: 3x3/2 conv 1 -> 256 + ReLU, 3x3 depthwise + ReLU, 1x1 256 -> 64, mean over H x W',
+            input_values={'image': ramp(32 * 32, 0.5, 0.0, 2.0)})
 
 
 if __name__ == '__main__':
