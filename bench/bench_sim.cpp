@@ -4,6 +4,9 @@
 //                           fp32, kernel DMA, MAC, round + scatter to fp16
 //   sim_conv_ordered/...    the same with acc=fp32-ordered (input-channel order,
 //                           blocked loops instead of the BLAS)
+//   sim_conv3x3/64x64x64x64 a 3x3 "same" convolution 64 -> 64 on 64x64 pixels,
+//                           against im2col + one cblas_sgemm on the CPU (the
+//                           "blas" figures of this line are that pair)
 //   sim_gemm/corpus         the Apple-compiled gemm.hwx (512x512, one pixel)
 // Each reports its GMAC/s, the GMAC/s of one cblas_sgemm of the same shape
 // measured in the same process just before it, their ratio (target >= 0.7),
@@ -23,6 +26,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "ane/conv_kernel.h"
 #include "ane/dump.h"
 #include "ane/fp16.h"
 #include "ane/registers.h"
@@ -45,8 +49,10 @@ void set(ane::RegisterImage& r, const std::string& name, uint32_t v) {
 }
 
 // A 1x1 convolution Cin = Cout = 512 over H x W pixels, weights in 16 lanes of
-// 32 output channels (OCGSize 5), as gemm.hwx lays them out.
-ane::RegisterImage conv_task() {
+// 32 output channels (OCGSize 5), as gemm.hwx lays them out; or, with k = 3,
+// the 3x3 "same" convolution 64 -> 64 (padding 1, OCGSize 2, lanes as
+// ane/conv_kernel.h packs them).
+ane::RegisterImage conv_task(uint32_t k = 1, uint32_t c = kC, uint64_t lane_bytes = 0x8000) {
   ane::RegisterImage r;
   set(r, "Header[8].RBase0", 5);
   set(r, "Header[8].RBE0", 1);
@@ -59,21 +65,25 @@ ane::RegisterImage conv_task() {
   set(r, "Header[9].KBE0", 1);
   for (int i = 0; i < 16; ++i) {
     set(r, "KernelDMASrc.CoeffDMAConfig[" + std::to_string(i) + "].En", 1);
-    set(r, "KernelDMASrc.CoeffBaseAddr[" + std::to_string(i) + "].Addr", i * 0x8000 >> 6);
-    set(r, "KernelDMASrc.CoeffBfrSize[" + std::to_string(i) + "].MemBfrSize", 0x8000 >> 6);
+    set(r, "KernelDMASrc.CoeffBaseAddr[" + std::to_string(i) + "].Addr", static_cast<uint32_t>(i * lane_bytes >> 6));
+    set(r, "KernelDMASrc.CoeffBfrSize[" + std::to_string(i) + "].MemBfrSize", static_cast<uint32_t>(lane_bytes >> 6));
   }
   for (const char* f : {"Common.InDim.Win", "Common.OutDim.Wout"}) set(r, f, kW);
   for (const char* f : {"Common.InDim.Hin", "Common.OutDim.Hout"}) set(r, f, kH);
-  for (const char* f : {"Common.InDepth.Din", "Common.OutDepth.Dout", "Common.ConvCfg.Kw", "Common.ConvCfg.Kh",
+  set(r, "Common.ConvCfg.Kw", k);
+  set(r, "Common.ConvCfg.Kh", k);
+  set(r, "Common.ConvCfg.Px", k / 2);
+  set(r, "Common.ConvCfg.Py", k / 2);
+  for (const char* f : {"Common.InDepth.Din", "Common.OutDepth.Dout",
                         "Common.ConvCfg.Sx", "Common.ConvCfg.Sy", "Common.ConvCfg.Ox", "Common.ConvCfg.Oy",
                         "Common.GroupConvCfg.NumGroups", "TileDMASrc.DMAConfig.En", "TileDMADst.DMAConfig.En",
                         "NE.MACCfg.UnkBit20"})
     set(r, f, 1);
   set(r, "Common.ChCfg.InFmt", 2);
   set(r, "Common.ChCfg.OutFmt", 2);
-  set(r, "Common.Cin.Cin", kC);
-  set(r, "Common.Cout.Cout", kC);
-  set(r, "Common.ConvCfg.OCGSize", 5);
+  set(r, "Common.Cin.Cin", c);
+  set(r, "Common.Cout.Cout", c);
+  set(r, "Common.ConvCfg.OCGSize", ane::compiler_conv_ocg(c, false, k == 1 ? 1 : kH, k == 1 ? 1 : kW));
   for (const char* b : {"TileDMASrc", "TileDMADst"}) {
     const std::string B = b;
     set(r, B + ".Fmt.FmtMode", 1);
@@ -137,7 +147,6 @@ void report(benchmark::State& state, double macs, double sim_seconds, double bla
 // state.range(0): 0 = default numerics (acc=fp32, one sgemm), 1 = acc=fp32-ordered.
 void bm_sim_conv(benchmark::State& state) {
   ane::sim::Options opts;
-  opts.assume.ocg_layout = true;  // random (non-uniform) weights in OCGSize-5 lanes: A2 order
   if (state.range(0) == 1) opts.numerics.accumulator = ane::sim::Numerics::Accumulator::Fp32Ordered;
   ane::sim::Machine m(opts);
   m.set_slot(1, random_fp16(16 * 0x8000, 1));
@@ -158,6 +167,73 @@ void bm_sim_conv(benchmark::State& state) {
     benchmark::DoNotOptimize(s);
   }
   report(state, macs, sim_total, blas, m.peak_bytes(), m.slot_bytes());
+}
+
+// The same 3x3 convolution two ways: the simulator's task (window gather +
+// one sgemm, fp16 in and out) and what a user would write on the CPU: im2col
+// of the fp32 input, then one cblas_sgemm (64 x 4096 x 576).
+constexpr uint32_t kC3 = 64;
+
+void im2col3x3(const float* x, uint32_t c, uint32_t h, uint32_t w, float* col) {
+  for (uint32_t ic = 0; ic < c; ++ic)
+    for (uint32_t ky = 0; ky < 3; ++ky)
+      for (uint32_t kx = 0; kx < 3; ++kx, col += uint64_t{h} * w)
+        for (uint32_t oy = 0; oy < h; ++oy)
+          for (uint32_t ox = 0; ox < w; ++ox) {
+            const int iy = int(oy) + int(ky) - 1, ix = int(ox) + int(kx) - 1;
+            col[oy * w + ox] = (iy < 0 || ix < 0 || iy >= int(h) || ix >= int(w)) ? 0.0f : x[(ic * h + iy) * w + ix];
+          }
+}
+
+void bm_sim_conv3x3(benchmark::State& state) {
+  ane::ConvKernelShape shape;
+  shape.cin = shape.cout = kC3;
+  shape.kh = shape.kw = 3;
+  shape.ocg = ane::compiler_conv_ocg(kC3, false, kH, kW);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-0.1f, 0.1f);
+  ane::ConvWeights w;
+  for (uint64_t i = 0; i < shape.outputs() * shape.reduction(); ++i) w.weights.push_back(ane::float_to_fp16(dist(rng)));
+  auto packed = ane::pack_conv_kernel(shape, w);
+  if (!packed) {
+    state.SkipWithError(packed.error().str().c_str());
+    return;
+  }
+  ane::sim::Machine m;
+  m.set_slot(1, packed->bytes);
+  m.set_slot(5, random_fp16(kC3 * kPlane, 4));
+  m.set_slot(4, kC3 * kPlane);
+  const ane::RegisterImage task = conv_task(3, kC3, packed->lane_size[0]);
+  if (auto s = m.run_task(task, 0); !s) {
+    state.SkipWithError(s.error().str().c_str());
+    return;
+  }
+  // The CPU alternative, timed the same way: im2col + sgemm, best of several.
+  const uint64_t hw = uint64_t{kH} * kW, red = uint64_t{kC3} * 9;
+  std::vector<float> x(kC3 * hw, 0.5f), col(red * hw), wf(kC3 * red, 0.25f), y(kC3 * hw);
+  double cpu = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    int iters = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    do {
+      im2col3x3(x.data(), kC3, kH, kW, col.data());
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kC3, int(hw), int(red), 1.0f, wf.data(), int(red),
+                  col.data(), int(hw), 0.0f, y.data(), int(hw));
+      ++iters;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } while (elapsed < 0.05);
+    cpu = std::min(cpu, elapsed / iters);
+  }
+  benchmark::DoNotOptimize(y.data());
+  double sim_total = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto s = m.run_task(task, 0);
+    sim_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    benchmark::DoNotOptimize(s);
+  }
+  report(state, double(kC3) * red * hw, sim_total, cpu, m.peak_bytes(), m.slot_bytes());
 }
 
 void bm_sim_gemm_corpus(benchmark::State& state) {
@@ -196,5 +272,6 @@ void bm_sim_gemm_corpus(benchmark::State& state) {
 
 BENCHMARK(bm_sim_conv)->Name("sim_conv/512x512x4096")->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(bm_sim_conv)->Name("sim_conv_ordered/512x512x4096")->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(bm_sim_conv3x3)->Name("sim_conv3x3/64x64x64x64")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(bm_sim_gemm_corpus)->Name("sim_gemm/corpus")->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK_MAIN();
