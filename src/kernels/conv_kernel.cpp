@@ -54,6 +54,9 @@ Status check_conv_kernel(const ConvKernelShape& s) {
   }
   if (s.sparse) {
     if (s.depthwise) {
+      if (s.kh == 3 && !s.bias)
+        return unsupported("the zero-skipping form of a 3x3 depthwise kernel without bias (Apple's records are 4 "
+                           "bytes per channel longer than the known layout)");
     } else if (s.groups > 1) {
       return unsupported("the zero-skipping form (SparseFmt) of a grouped kernel: not known for any record");
     } else if (s.kh == 3 && s.kw == 3 && s.cin == 1 && s.cout == 256 && s.ocg == 4 && s.bias) {

@@ -7,10 +7,15 @@
 //      halfwords of the plane's channels, max(0, width/2 - 2) zero bytes
 //    where count = the bytes after it (the body);
 //  * depthwise (1x1, 3x3): channel c in lane c % 16, records back to back:
-//      bias | u16 count | 0x00 | per stride phase: mask, the non-zero taps
+//      bias | u16 count | 0x00 | per stride phase: mask, the non-zero taps |
+//      a zero byte when the body is odd
 //    where the taps go by stride phase (even row and column first: for 3x3
 //    taps 0 2 6 8, then 1 7, then 3 5, then 4), mask bit 2*(kx/2) + 4*(ky/2),
-//    and count = the bytes after the 0x00.
+//    and count = the bytes after the 0x00 (the body, padded to even). The
+//    1x1 form is pinned with zero taps, with and without bias (two grid
+//    records); the 3x3 form with a bias and no zero tap (index records): the
+//    grid's 3x3 records without bias are 4 bytes longer per channel than
+//    this rule gives, so those are refused.
 //  * one dense 3x3 geometry, captured byte for byte: 1 input channel, 256
 //    outputs in 16 planes of 16, bias ("the stem"):
 //      bias[16] | u16 count | 0x00 | per tap in stride-phase order: mask,
@@ -18,9 +23,6 @@
 //      4 after tap 5 and 5 after tap 4 (counted)
 //    taken only with every weight non-zero (where the padding goes when
 //    rows shrink is not shown).
-// In the depthwise form a zero tap is only known not to occur: records with
-// zero taps (mil-hwx-compiler's grid) do not match this rule, so zero taps
-// are refused both ways.
 // Each lane ends on a 64-byte boundary. Evidence: docs/convolution.md.
 #include <algorithm>
 #include <bit>
@@ -177,16 +179,21 @@ Expected<PackedConvKernel> pack_depthwise(const ConvKernelShape& s, const ConvWe
       size_t end = i;
       uint8_t mask = 0;
       for (; end < taps.size() && taps[end].phase == phase; ++end) {
-        if (is_zero(k[taps[end].index]))
-          return make_error(fmt::format("unsupported: a zero weight (channel {}, tap {}) in the zero-skipping form of "
-                                        "a depthwise kernel: Apple's layout of skipped taps is not known",
-                                        oc, taps[end].index));
+        if (is_zero(k[taps[end].index])) {
+          if (s.kh > 1)
+            return make_error(fmt::format("unsupported: a zero weight (channel {}, tap {}) in the zero-skipping form "
+                                          "of a 3x3 depthwise kernel: Apple's layout of skipped taps is known only "
+                                          "for 1x1 kernels",
+                                          oc, taps[end].index));
+          continue;
+        }
         mask |= taps[end].bit;
       }
       o.u8(mask);
       for (; i < end; ++i)
         if (!is_zero(k[taps[i].index])) o.u16(k[taps[i].index]);
     }
+    if ((o.b.size() - count_at - 3) % 2) o.u8(0);
     o.patch16(count_at, static_cast<uint16_t>(o.b.size() - count_at - 3));
   }
   std::array<Bytes, kKernelLanes> lanes;
@@ -303,15 +310,21 @@ Expected<ConvWeights> unpack_depthwise(const ConvKernelShape& s, std::span<const
       size_t end = i;
       for (; end < taps.size() && taps[end].phase == phase; ++end) allowed |= taps[end].bit;
       SPARSE_TRY(mask, r.u8());
-      if (mask != allowed)
+      if (mask & ~allowed)
+        return r.bad(fmt::format("channel {} mask {:#04x} names taps outside stride phase {}", oc, mask, phase));
+      if (mask != allowed && s.kh > 1)
         return r.unsupported(fmt::format("channel {} mask {:#04x} for stride phase {} skips a tap; only {:#04x} "
-                                         "(none skipped) is known",
+                                         "(none skipped) is known for 3x3 kernels",
                                          oc, mask, phase, allowed));
       for (; i < end; ++i)
         if (mask & taps[i].bit) {
           SPARSE_TRY(v, r.u16());
           k[taps[i].index] = v;
         }
+    }
+    if ((r.at() - start) % 2) {  // the body is padded to an even length
+      SPARSE_TRY(pad, r.u8());
+      (void)pad;
     }
     if (r.at() - start != count)
       return r.bad(fmt::format("channel {} count says {:#x} bytes, the taps take {:#x}", oc, count, r.at() - start));
