@@ -112,24 +112,33 @@ std::vector<uint8_t> random_fp16(uint64_t bytes, uint32_t seed) {
   return out;
 }
 
-// Seconds per cblas_sgemm of the shape (M x K) * (K x N), best of a few runs.
-double sgemm_seconds(int M, int N, int K) {
-  std::vector<float> a(size_t(M) * K, 0.5f), b(size_t(K) * N, 0.25f), c(size_t(M) * N);
+// Seconds per call of `fn`, best of five runs of at least 50 ms each.
+template <typename Fn>
+double best_seconds(Fn&& fn) {
   double best = 1e30;
   for (int rep = 0; rep < 5; ++rep) {
     int iters = 0;
     const auto t0 = std::chrono::steady_clock::now();
     double elapsed = 0;
     do {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f,
-                  c.data(), N);
+      fn();
       ++iters;
       elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } while (elapsed < 0.05);
     best = std::min(best, elapsed / iters);
   }
-  benchmark::DoNotOptimize(c.data());
   return best;
+}
+
+// Seconds per cblas_sgemm of the shape (M x K) * (K x N).
+double sgemm_seconds(int M, int N, int K) {
+  std::vector<float> a(size_t(M) * K, 0.5f), b(size_t(K) * N, 0.25f), c(size_t(M) * N);
+  const double t = best_seconds([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, c.data(),
+                N);
+  });
+  benchmark::DoNotOptimize(c.data());
+  return t;
 }
 
 // Counters: GMAC/s of the simulator and of the BLAS, their ratio, memory.
@@ -211,20 +220,11 @@ void bm_sim_conv3x3(benchmark::State& state) {
   // The CPU alternative, timed the same way: im2col + sgemm, best of several.
   const uint64_t hw = uint64_t{kH} * kW, red = uint64_t{kC3} * 9;
   std::vector<float> x(kC3 * hw, 0.5f), col(red * hw), wf(kC3 * red, 0.25f), y(kC3 * hw);
-  double cpu = 1e30;
-  for (int rep = 0; rep < 5; ++rep) {
-    int iters = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    double elapsed = 0;
-    do {
-      im2col3x3(x.data(), kC3, kH, kW, col.data());
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kC3, int(hw), int(red), 1.0f, wf.data(), int(red),
-                  col.data(), int(hw), 0.0f, y.data(), int(hw));
-      ++iters;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    } while (elapsed < 0.05);
-    cpu = std::min(cpu, elapsed / iters);
-  }
+  const double cpu = best_seconds([&] {
+    im2col3x3(x.data(), kC3, kH, kW, col.data());
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kC3, int(hw), int(red), 1.0f, wf.data(), int(red),
+                col.data(), int(hw), 0.0f, y.data(), int(hw));
+  });
   benchmark::DoNotOptimize(y.data());
   double sim_total = 0;
   for (auto _ : state) {

@@ -246,19 +246,11 @@ TEST_P(OracleReduceBuild, HwxBuildWritesTheRecordsTask) {
             << " version-dependent fields differ\n";
 }
 
-std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param.substr(info.param.rfind('/') + 1);
-  n = n.substr(0, n.size() - 3);
-  for (char& ch : n)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
-}
-
-INSTANTIATE_TEST_SUITE_P(Records, OracleBuild, ::testing::ValuesIn(oracle::fixture_files(kDir)), test_name);
+INSTANTIATE_TEST_SUITE_P(Records, OracleBuild, ::testing::ValuesIn(oracle::fixture_files(kDir)), oracle::test_name);
 INSTANTIATE_TEST_SUITE_P(Records, OracleReduceBuild,
                          ::testing::ValuesIn(oracle::fixture_files(std::string(LIBANE_SOURCE_DIR) +
                                                                    "/tests/fixtures/oracles/h13/reduce")),
-                         test_name);
+                         oracle::test_name);
 
 }  // namespace
 }  // namespace ane

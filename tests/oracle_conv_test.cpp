@@ -338,15 +338,7 @@ TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   std::cout << "[ ran      ] " << f->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
 }
 
-std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param.substr(info.param.rfind('/') + 1);
-  n = n.substr(0, n.size() - 3);
-  for (char& ch : n)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
-}
-
-INSTANTIATE_TEST_SUITE_P(Records, OracleConv, ::testing::ValuesIn(oracle::fixture_files(kDir)), test_name);
+INSTANTIATE_TEST_SUITE_P(Records, OracleConv, ::testing::ValuesIn(oracle::fixture_files(kDir)), oracle::test_name);
 
 TEST(OracleConvFixtures, TheSampleIsComplete) {
   // Three records per (kernel, stride, group kind) of the grid (README), the

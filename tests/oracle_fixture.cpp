@@ -206,6 +206,14 @@ bool square_kernel(const Fixture& f) {
   return f.name.find("k9x1") == std::string::npos && f.name.find("k1x9") == std::string::npos;
 }
 
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param.substr(info.param.rfind('/') + 1);
+  n = n.substr(0, n.size() - 3);
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
 Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, uint64_t bias_count) {
   const auto it = f.weights.find("value");
   if (it == f.weights.end()) return make_error(f.name + ": no weight formula");

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "ane/bytes.h"
 #include "ane/error.h"
 
@@ -61,6 +63,8 @@ struct Fixture {
 Expected<Fixture> load_fixture(const std::string& path);
 // Every *.fx under dir, sorted by name.
 std::vector<std::string> fixture_files(const std::string& dir);
+// A test name for a fixture path: the record's name, in identifier characters.
+std::string test_name(const ::testing::TestParamInfo<std::string>& info);
 
 // The convolution a conv record's MIL program describes, from its parameters.
 struct ConvRecord {
