@@ -124,7 +124,7 @@ double lut_eval(const LutReading& r, double x) {
   if (r.negative_zero && x < 0) return 0.0;
   const double sign = x < 0 ? -1.0 : 1.0;
   if (r.abs_input) x = std::fabs(x);
-  double y;
+  double y = 0;  // every transform case sets it
   if (x <= r.lo) {
     y = r.below;
   } else if (x >= r.hi) {
