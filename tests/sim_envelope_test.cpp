@@ -104,6 +104,9 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
        },
        unsupported("Common.GroupConvCfg.NumGroups=2 with Common.Cout.Cout=1")},
       {"conv", field("Common.GroupConvCfg.ElemMultMode", 1), unsupported("Common.GroupConvCfg.ElemMultMode=1")},
+      // Transposed results only where Apple's records put them.
+      {"conv", field("Common.Cfg.ChannelsInner", 1), unsupported("Common.Cfg.ChannelsInner=1 with Common.Cfg.TaskType=0")},
+      {"pe", field("Common.Cfg.ChannelsInner", 1), unsupported("Common.Cfg.ChannelsInner=1 with Common.Cfg.TaskType=3")},
       {"pass", field("Common.InDepth.Din", 2), unsupported("Common.InDepth.Din=2")},
       {"pass", field("Common.OutDepth.Dout", 4), unsupported("Common.OutDepth.Dout=4")},
       {"pass", field("Common.InDim.Win", 0), unsupported("Common.InDim.Win=0")},
@@ -134,7 +137,7 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
       {"pass", field("L2.ResultCfg.ResultType", 1), unsupported("L2.ResultCfg.ResultType=1")},
       {"pe", field("L2.SourceCfg.Source2Type", 1), unsupported("L2.SourceCfg.Source2Type=1")},
       {"pass", field("L2.L2Cfg.InputReLU", 1), unsupported("L2.L2Cfg.InputReLU=1")},
-      {"pass", bits(0x30, 1u << 10), unsupported("Common.Broadcast=0x400")},
+      {"pass", bits(0x30, 1u << 10), unsupported("Common.Broadcast.OutChannelsW=1 with Common.Cfg.TaskType=0")},
       // planar engine (section 7)
       {"pe", field("Common.ChCfg.Src2InFmt", 1), unsupported("Common.ChCfg.Src2InFmt=1")},
       {"pe", field("TileDMASrc.Src2Fmt.Interleave", 1), unsupported("TileDMASrc.Src2Fmt.Interleave=1")},

@@ -135,10 +135,10 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   // One tile of the whole output (v4.2.1 samples: 1 row; records: Hout).
   w.set("Common.TileCfg.TileHeight", c.reduce() ? s.h : d.h);
   if (c.reduce()) {
-    // Planar-engine plane size: max(4, log2 W) | min(5, log2 H) << 4 (seven
-    // reduction records; also the 4 of v4.2.1's 1x1 PE add).
+    // Planar-engine plane size: min(9, max(4, log2 W)) | min(5, log2 H) << 4
+    // (seven reduction records, eiln's 0x59 at 1600 x 2560; v4.2.1's 4 at 1x1).
     auto log2c = [](uint32_t v) { return static_cast<uint32_t>(std::bit_width(v - 1)); };
-    w.word("Common.Unk0002C.Value", std::max(4u, log2c(s.w)) | std::min(5u, log2c(s.h)) << 4);
+    w.word("Common.Unk0002C.Value", std::min(9u, std::max(4u, log2c(s.w))) | std::min(5u, log2c(s.h)) << 4);
     w.set("Common.Cfg.UnkBit0", 1);
     w.set("Common.Cfg.TaskType", 5);  // the planar engine reducing each plane
     return;

@@ -30,8 +30,11 @@ std::string operand_text(const Operand& op) {
 }
 
 std::string destination_text(const Destination& d) {
-  if (d.to == Destination::To::L2) return fmt::format("L2@{:#x}", d.l2);
-  return d.dma.base ? fmt::format("slot {}+{:#x}", d.dma.slot, d.dma.base) : fmt::format("slot {}", d.dma.slot);
+  const bool inner = d.to == Destination::To::L2 ? d.channels_inner : d.dma.channels_inner;
+  const std::string layout = inner ? " (channels innermost)" : "";
+  if (d.to == Destination::To::L2) return fmt::format("L2@{:#x}{}", d.l2, layout);
+  return (d.dma.base ? fmt::format("slot {}+{:#x}", d.dma.slot, d.dma.base) : fmt::format("slot {}", d.dma.slot)) +
+         layout;
 }
 
 std::string scale_text(uint16_t h) { return fmt::format("{:g}", fp16_to_float(h)); }

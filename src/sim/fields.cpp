@@ -95,6 +95,10 @@ Fields build() {
   f.l2_src_row_stride = must("L2.SourceRowStride.Stride");
   f.l2_res_channel_stride = must("L2.ConvResultChannelStride.Stride");
   f.l2_res_row_stride = must("L2.ConvResultRowStride.Stride");
+  f.l2_src_group_stride = must("L2.Unk04818.Value");
+  f.l2_res_group_stride = must("L2.Unk04844.Value");
+  f.channels_inner = must("Common.Cfg.ChannelsInner");
+  f.out_channels_w = must("Common.Broadcast.OutChannelsW");
   f.pe_pool = must("PE.Cfg.PoolMode");
   f.pe_op = must("PE.Cfg.OpMode");
   f.pe_relu = must("PE.Cfg.ReluEn");

@@ -41,6 +41,9 @@ struct Fields {
   const FieldInfo *src_type, *src2_type, *l2_src_base, *l2_src2_base;
   const FieldInfo *result_type, *l2_result_base;
   const FieldInfo *l2_src_channel_stride, *l2_src_row_stride, *l2_res_channel_stride, *l2_res_row_stride;
+  const FieldInfo *l2_src_group_stride, *l2_res_group_stride;
+  const FieldInfo *channels_inner;     // Common.Cfg.ChannelsInner
+  const FieldInfo *out_channels_w;     // Common.Broadcast.OutChannelsW
   // PE
   const FieldInfo *pe_pool, *pe_op, *pe_relu, *pe_cond, *pe_first_src, *pe_reciprocal, *pe_sec_src;
   const FieldInfo *pe_bias, *pe_scale, *pe_pre_scale, *pe_final_scale;

@@ -1,6 +1,8 @@
 // The L2 result store (l2.h).
 #include "l2.h"
 
+#include <unordered_map>
+
 #include <fmt/format.h>
 
 namespace ane::sim::detail {
@@ -23,7 +25,61 @@ bool channel_slice(uint64_t base, const L2Result& r, uint64_t address, const Ope
 
 }  // namespace
 
+// Strides known on both sides (a result with its channel and row strides,
+// a reader with its own), and a layout the plain reading would get wrong.
+bool needs_addresses(const L2Result& r, const Operand& op) {
+  if (r.channel_stride == 0 || op.l2_channel == 0 || op.broadcasts()) return false;
+  if (r.channels_inner) return true;
+  return op.l2_channel != r.channel_stride || (op.dims.h > 1 && op.l2_row != r.row_stride) ||
+         (op.dims.g > 1 && op.l2_group != r.group_stride);
+}
+
+Expected<L2View> L2Store::by_address(uint64_t address, const Operand& op, const char* what, uint32_t task) const {
+  // The result whose bytes start at or before the address, nearest first.
+  auto it = results_.upper_bound(address);
+  if (it == results_.begin())
+    return make_error(fmt::format("task {}: the {} reads L2 at {:#x}, where no earlier task left a result", task,
+                                  what, address));
+  --it;
+  const uint64_t base = it->first;
+  const L2Result& r = it->second;
+  // The address table costs ~40 bytes per value: bounded (Apple's transposing
+  // reductions re-read results of at most a few hundred thousand values).
+  constexpr uint64_t kMaxValues = uint64_t{1} << 22;
+  if (r.data.size() > kMaxValues || op.dims.elements() > kMaxValues)
+    return make_error(fmt::format("unsupported: the {} re-reads a {}-value L2 result with other strides in task {} "
+                                  "(at most {} values)",
+                                  what, r.data.size(), task, kMaxValues));
+  std::unordered_map<uint64_t, uint32_t> at;
+  at.reserve(r.data.size());
+  const Dims& rd = r.dims;
+  uint32_t i = 0;
+  for (uint64_t g = 0; g < rd.g; ++g)
+    for (uint64_t c = 0; c < rd.c; ++c)
+      for (uint64_t h = 0; h < rd.h; ++h)
+        for (uint64_t w = 0; w < rd.w; ++w) at.emplace(base + r.offset(rd, g, c, h, w), i++);
+  L2View v{&r, 0, false, {}};
+  const Dims& d = op.dims;
+  v.index.reserve(d.elements());
+  for (uint64_t g = 0; g < d.g; ++g)
+    for (uint64_t c = 0; c < d.c; ++c)
+      for (uint64_t h = 0; h < d.h; ++h)
+        for (uint64_t w = 0; w < d.w; ++w) {
+          const uint64_t a = address + g * op.l2_group + h * op.l2_row + c * op.l2_channel + 2 * w;
+          const auto hit = at.find(a);
+          if (hit == at.end())
+            return make_error(fmt::format("task {}: the {} reads L2 byte {:#x}, which task {} did not write", task,
+                                          what, a, r.task));
+          v.index.push_back(hit->second);
+        }
+  return v;
+}
+
 Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* what, uint32_t task) const {
+  if (auto near = results_.upper_bound(address); near != results_.begin()) {
+    --near;
+    if (needs_addresses(near->second, op)) return by_address(address, op, what, task);
+  }
   const auto it = results_.find(address);
   if (it == results_.end()) {
     for (const auto& [base, r] : results_) {

@@ -22,6 +22,14 @@ struct L2Result {
   std::vector<uint16_t> data;  // fp16, dense [g][c][h][w]
   uint32_t task = 0;           // the task that left it
   uint64_t channel_stride = 0, row_stride = 0;  // where its channels and rows sit in L2 (bytes)
+  uint64_t group_stride = 0;
+  bool channels_inner = false;  // channels 2 bytes apart, W at the channel stride
+  // Its elements' L2 byte addresses, relative to where it was left.
+  uint64_t offset(const Dims& d, uint64_t g, uint64_t c, uint64_t h, uint64_t w) const {
+    (void)d;
+    return channels_inner ? g * group_stride + h * row_stride + w * channel_stride + 2 * c
+                          : g * group_stride + h * row_stride + c * channel_stride + 2 * w;
+  }
 };
 
 // What an operand reads: a whole result, or a run of its channels (an
@@ -31,6 +39,9 @@ struct L2View {
   const L2Result* result = nullptr;
   uint32_t first_channel = 0;
   bool slice = false;
+  // By address: element i of the operand is result->data[index[i]] (a result
+  // re-read with other strides, e.g. transposed).
+  std::vector<uint32_t> index;
 };
 
 class L2Store {
@@ -41,6 +52,9 @@ class L2Store {
   // row repeated along W when the operand broadcasts. `what` names the
   // operand in errors: "task 3: the first source reads L2 at 0x0, where ...".
   Expected<L2View> get(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
+  // The operand gathered through L2 byte addresses: each element the reader's
+  // strides name must be one a result's own strides wrote.
+  Expected<L2View> by_address(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
   uint64_t bytes() const;
   void clear() { results_.clear(); }
 

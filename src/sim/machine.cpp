@@ -58,6 +58,11 @@ void gather(const BoundOperand& b, float* out, bool ftz, bool count, uint64_t& s
   // broadcast axes; a channel slice reads channels first.. of the result.
   const auto& data = b.l2.result->data;
   const Dims d = op.dims;
+  if (!b.l2.index.empty()) {  // gathered by address
+    for (uint64_t i = 0; i < b.l2.index.size(); ++i)
+      out[i] = fp16_to_float(load_fp16_bits(data[b.l2.index[i]], ftz, subnormals));
+    return;
+  }
   Dims s = op.stored();
   if (b.l2.slice) s = b.l2.result->dims;
   const uint64_t first = b.l2.first_channel;
@@ -196,6 +201,8 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     r.task = index;
     r.channel_stride = p.out.l2_channel;
     r.row_stride = p.out.l2_row;
+    r.group_stride = p.out.l2_group;
+    r.channels_inner = p.out.channels_inner;
     r.data.resize(p.out.dims.elements());
     if (y.wide)
       round_to_fp16(y.d->data(), r.data.size(), r.data.data(), opts.numerics, rc, sp);

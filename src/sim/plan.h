@@ -32,12 +32,18 @@ struct TensorDma {
   int slot = -1;
   uint64_t base = 0, row = 0, plane = 0, group = 0;  // bytes
   Dims dims;
+  // Channels 2 bytes apart and W at the plane stride (Common.Cfg.ChannelsInner,
+  // Broadcast.OutChannelsW): the transposed results of Apple's reductions.
+  bool channels_inner = false;
 
   uint64_t elements() const { return dims.elements(); }
+  // Byte offset of element (g, c, h, w) from base.
+  uint64_t offset(uint64_t g, uint64_t c, uint64_t h, uint64_t w) const {
+    return channels_inner ? g * group + h * row + w * plane + 2 * c : g * group + c * plane + h * row + 2 * w;
+  }
   // One past the last byte touched.
   uint64_t end() const {
-    return base + (uint64_t{dims.g} - 1) * group + (uint64_t{dims.c} - 1) * plane + (uint64_t{dims.h} - 1) * row +
-           2 * uint64_t{dims.w};
+    return base + offset(dims.g - 1, dims.c - 1, dims.h - 1, dims.w - 1) + 2;
   }
 };
 
@@ -46,7 +52,7 @@ struct Operand {
   enum class From { None, Dma, L2 } from = From::None;
   TensorDma dma;          // From::Dma
   uint64_t l2 = 0;        // From::L2: byte address of the earlier result
-  uint64_t l2_channel = 0, l2_row = 0;  // From::L2: its channel and row strides (bytes)
+  uint64_t l2_channel = 0, l2_row = 0, l2_group = 0;  // From::L2: its channel, row, group strides (bytes)
   Dims dims;              // the tensor the engine sees
   // An L2 result with extent 1 along these axes, repeated to fill `dims`.
   bool broadcast_w = false, broadcast_h = false, broadcast_c = false;
@@ -60,7 +66,8 @@ struct Destination {
   enum class To { Dma, L2 } to = To::Dma;
   TensorDma dma;
   uint64_t l2 = 0;
-  uint64_t l2_channel = 0, l2_row = 0;  // To::L2: the result's channel and row strides (bytes)
+  uint64_t l2_channel = 0, l2_row = 0, l2_group = 0;  // To::L2: the result's strides (bytes)
+  bool channels_inner = false;  // To::L2: channels 2 bytes apart, W at the channel stride
   Dims dims;
 };
 

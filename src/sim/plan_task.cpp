@@ -51,11 +51,19 @@ constexpr uint32_t kTaskNe = 0, kTaskPeOne = 2, kTaskPeTwo = 3, kTaskPeReduce = 
 bool in_l2(uint32_t type) { return type == 0 || type == 3; }
 
 // Non-overlapping layout: rows hold W elements, planes H rows, groups C
-// planes. With the slot bounds this keeps every tensor inside its memory and
-// every scatter unambiguous.
+// planes (with channels inner: W steps hold C elements, rows W steps). With
+// the slot bounds this keeps every tensor inside its memory and every
+// scatter unambiguous.
 Status check_layout(const Checker& c, const TensorDma& t, const FieldInfo* row, const FieldInfo* plane,
                     const FieldInfo* group) {
   const Dims& d = t.dims;
+  if (t.channels_inner) {
+    if (d.w > 1 && t.plane < 2 * uint64_t{d.c}) return c.fail(plane);
+    const uint64_t row_extent = (uint64_t{d.w} - 1) * t.plane + 2 * uint64_t{d.c};
+    if (d.h > 1 && t.row < row_extent) return c.fail(row);
+    if (d.g > 1 && t.group < (uint64_t{d.h} - 1) * t.row + row_extent) return c.fail(group);
+    return Ok{};
+  }
   if (d.h > 1 && t.row < 2 * uint64_t{d.w}) return c.fail(row);
   const uint64_t plane_extent = (uint64_t{d.h} - 1) * t.row + 2 * uint64_t{d.w};
   if (d.c > 1 && t.plane < plane_extent) return c.fail(plane);
@@ -78,7 +86,7 @@ Status check_geometry(const Checker& c) {
   // mil-hwx-compiler's channels-along-W output layout: refused).
   uint32_t named = 0;
   for (const FieldInfo* f : {F.bcast_src1_w, F.bcast_src1_h, F.bcast_src1_c, F.bcast_src2_w, F.bcast_src2_h,
-                             F.bcast_src2_c})
+                             F.bcast_src2_c, F.out_channels_w})
     named |= f->mask();
   if (const uint32_t w = c.word(F.bcast_src1_w); w & ~named)
     return unsupported(register_value(*F.bcast_src1_w, w), c.task());
@@ -152,7 +160,10 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
     op.from = Operand::From::Dma;
     op.dma = {f.unit, f.slot, static_cast<int>(c.get(f.slot)), uint64_t{c.get(f.base)} << 6,
               uint64_t{c.get(f.row)} << 6, uint64_t{c.get(f.plane)} << 6, uint64_t{c.get(f.group)} << 6, dims};
-    return check_layout(c, op.dma, f.row, f.plane, f.group);
+    // A read may step planes by less than a row: Apple's reductions over H
+    // read C and H swapped that way. Its rows must still hold W elements.
+    if (dims.h > 1 && op.dma.row < 2 * uint64_t{dims.w}) return c.fail(f.row);
+    return Ok{};
   }
   if (!in_l2(type)) return c.fail(f.type);
   op.from = Operand::From::L2;
@@ -160,24 +171,27 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
   if (f.l2_base == F.l2_src_base) {
     op.l2_channel = uint64_t{c.get(F.l2_src_channel_stride)} << 4;
     op.l2_row = uint64_t{c.get(F.l2_src_row_stride)} << 4;
+    op.l2_group = c.word(F.l2_src_group_stride);
   }
   return Ok{};
 }
 
 // The result: out through tile DMA (ResultType 2, to WBase) or kept in L2
 // (ResultType 0 or 3, TileDMADst off; eiln norm sets WBE there too).
-Status plan_destination(const Checker& c, const Dims& dims, Destination& out) {
+Status plan_destination(const Checker& c, const Dims& dims, bool channels_inner, Destination& out) {
   const Fields& F = fields();
   const uint32_t type = c.get(F.result_type);
   out.dims = dims;
-  if (type == kViaDma) {
+  // ResultType 1 goes out through tile DMA too, in every record that sets it
+  // (transposed reduction results: OutChannelsW).
+  if (type == kViaDma || (type == 1 && channels_inner)) {
     ANE_TRY(c.eq_with(F.wbe, 1, F.result_type));
     ANE_TRY(c.eq_with(F.dst_en, 1, F.result_type));
     ANE_TRY(c.word_eq(F.dst_fmt_first, kTensorFmt, kDstZeroPadBits));
     out.to = Destination::To::Dma;
     out.dma = {"TileDMADst", F.wbase, static_cast<int>(c.get(F.wbase)), uint64_t{c.get(F.dst_base)} << 6,
                uint64_t{c.get(F.dst_row)} << 6, uint64_t{c.get(F.dst_plane)} << 6,
-               uint64_t{c.get(F.dst_group)} << 6, dims};
+               uint64_t{c.get(F.dst_group)} << 6, dims, channels_inner};
     return check_layout(c, out.dma, F.dst_row, F.dst_plane, F.dst_group);
   }
   if (!in_l2(type)) return c.fail(F.result_type);
@@ -186,6 +200,8 @@ Status plan_destination(const Checker& c, const Dims& dims, Destination& out) {
   out.l2 = uint64_t{c.get(F.l2_result_base)} << 4;
   out.l2_channel = uint64_t{c.get(F.l2_res_channel_stride)} << 4;
   out.l2_row = uint64_t{c.get(F.l2_res_row_stride)} << 4;
+  out.l2_group = c.word(F.l2_res_group_stride);
+  out.channels_inner = channels_inner;
   return Ok{};
 }
 
@@ -260,7 +276,13 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
     if (p.pe.second != 0) ANE_TRY(plan_operand(c, in, second_operand(), p.b));
     else if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.pe_sec_src);
   }
-  ANE_TRY(plan_destination(c, out, p.out));
+  // Transposed results: ChannelsInner on a neural-engine pass, OutChannelsW
+  // on a reduction (the only tasks Apple's records set them on).
+  const bool inner_cfg = c.get(F.channels_inner) != 0, inner_bcast = c.get(F.out_channels_w) != 0;
+  const bool ne_pass = p.engine == Engine::Ne && p.ne.mac != NePlan::Mac::Conv;
+  if (inner_cfg && !ne_pass) return c.fail_with(F.channels_inner, F.task_type);
+  if (inner_bcast && p.engine != Engine::PeReduce) return c.fail_with(F.out_channels_w, F.task_type);
+  ANE_TRY(plan_destination(c, out, inner_cfg || inner_bcast, p.out));
   collect_traced(c, p);
   return p;
 }

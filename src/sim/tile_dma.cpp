@@ -84,6 +84,19 @@ template <typename T>
 void scatter(std::vector<uint8_t>& mem, const TensorDma& t, const T* y, const Numerics& n, RoundCounts& rc,
              OutputStats* stats) {
   uint8_t* base = mem.data() + t.base;
+  const Dims& dd = t.dims;
+  if (t.channels_inner) {  // element by element: a transposed result is small
+    uint64_t i = 0;
+    for (uint64_t g = 0; g < dd.g; ++g)
+      for (uint64_t c = 0; c < dd.c; ++c)
+        for (uint64_t h = 0; h < dd.h; ++h)
+          for (uint64_t w = 0; w < dd.w; ++w) {
+            const uint16_t v = round_one(y[i++], n, rc);
+            store_u16(base + t.offset(g, c, h, w), v);
+            if (stats) stats->add(v);
+          }
+    return;
+  }
   // fp32 rows without saturate/ftz/statistics round in bulk; the counters
   // for notes come from one cheap pass over the fp16 results.
   const bool bulk = std::is_same_v<T, float> && n.overflow == Numerics::Overflow::Inf &&
