@@ -240,7 +240,7 @@ constexpr Row kRows[] = {
   // block      register                   field              addr     bit wid  conf      note
   {Block::L2, "L2Cfg",                   "InputReLU",       0x04800,  0,  1, Pub,      ""},
   {Block::L2, "L2Cfg",                   "PaddingMode",     0x04800,  2,  2, Pub,      ""},
-  {Block::L2, "SourceCfg",               "SourceType",      0x04804,  0,  2, Pub,      "2 tile DMA, 0 or 3 a result an earlier task left in L2"},
+  {Block::L2, "SourceCfg",               "SourceType",      0x04804,  0,  2, Pub,      "2 tile DMA, 0 or 3 a result an earlier task left in L2, 1 tile DMA with the tensor kept in L2 at SourceBase (mil-hwx-compiler input-channel tiling)"},
   {Block::L2, "SourceCfg",               "Dependent",       0x04804,  2,  2, Pub,      ""},
   {Block::L2, "SourceCfg",               "AliasConvSrc",    0x04804,  4,  1, Pub,      ""},
   {Block::L2, "SourceCfg",               "AliasConvRslt",   0x04804,  5,  1, Pub,      ""},

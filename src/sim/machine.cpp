@@ -138,6 +138,25 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   auto x = ws.floats(p.a.dims.elements(), "the first source", index);
   if (!x) return x.error();
   gather(*a, (*x)->data(), ftz, count, subnormal_inputs);
+  if (p.a.retain_l2) {
+    // The staged source stays in L2 for later tasks, bit for bit.
+    if (Status s = ws.reserve(2 * p.a.dims.elements(), "the source kept in L2", index); !s) return s;
+    L2Result r;
+    r.dims = p.a.dims;
+    r.task = index;
+    r.channel_stride = p.a.l2_channel;
+    r.row_stride = p.a.l2_row;
+    r.group_stride = p.a.l2_group;
+    r.data.reserve(p.a.dims.elements());
+    const TensorDma& t = p.a.dma;
+    const uint8_t* base = a->mem->data() + t.base;
+    for (uint64_t g = 0; g < t.dims.g; ++g)
+      for (uint64_t c = 0; c < t.dims.c; ++c)
+        for (uint64_t h = 0; h < t.dims.h; ++h)
+          for (uint64_t w = 0; w < t.dims.w; ++w) r.data.push_back(load_u16(base + t.offset(g, c, h, w)));
+    if (trace) rec.dma.push_back({"L2", -1, p.a.l2, p.a.l2 + 2 * r.data.size(), -1});
+    st.l2.put(p.a.l2, std::move(r));
+  }
 
   Values y;
   if (p.engine == Engine::Pe) {

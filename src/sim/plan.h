@@ -54,6 +54,9 @@ struct Operand {
   uint64_t l2 = 0;        // From::L2: byte address of the earlier result
   uint64_t l2_channel = 0, l2_row = 0, l2_group = 0;  // From::L2: its channel, row, group strides (bytes)
   Dims dims;              // the tensor the engine sees
+  // SourceType 1: read through tile DMA and also left in L2 at `l2` (with
+  // the l2_* strides) for later tasks (Apple's input-channel tiling).
+  bool retain_l2 = false;
   // An L2 result with extent 1 along these axes, repeated to fill `dims`.
   bool broadcast_w = false, broadcast_h = false, broadcast_c = false;
   bool broadcasts() const { return broadcast_w || broadcast_h || broadcast_c; }

@@ -3,7 +3,9 @@
 // L2.SourceCfg), where the result goes (L2.ResultCfg), and the geometry.
 // The engine-specific checks are in plan_ne.cpp and plan_pe.cpp; the rules
 // and their evidence are in docs/simulator.md.
+#include <algorithm>
 #include <bit>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,24 +52,32 @@ constexpr uint32_t kTaskNe = 0, kTaskPeOne = 2, kTaskPeTwo = 3, kTaskPeReduce = 
 
 bool in_l2(uint32_t type) { return type == 0 || type == 3; }
 
-// Non-overlapping layout: rows hold W elements, planes H rows, groups C
-// planes (with channels inner: W steps hold C elements, rows W steps). With
-// the slot bounds this keeps every tensor inside its memory and every
-// scatter unambiguous.
+// A write must not put two elements on one byte: the axes (W 2 bytes apart,
+// H at the row stride, C at the plane stride, groups at the group stride;
+// channels innermost swaps C and W), taken in increasing stride, must each
+// step past everything the smaller ones span. Apple's reductions interleave
+// groups between planes that way (reduce_probe_max_ax3: groups 0x40 apart,
+// planes 0x100). With the slot bounds this keeps every tensor inside its
+// memory and every scatter unambiguous.
 Status check_layout(const Checker& c, const TensorDma& t, const FieldInfo* row, const FieldInfo* plane,
                     const FieldInfo* group) {
   const Dims& d = t.dims;
-  if (t.channels_inner) {
-    if (d.w > 1 && t.plane < 2 * uint64_t{d.c}) return c.fail(plane);
-    const uint64_t row_extent = (uint64_t{d.w} - 1) * t.plane + 2 * uint64_t{d.c};
-    if (d.h > 1 && t.row < row_extent) return c.fail(row);
-    if (d.g > 1 && t.group < (uint64_t{d.h} - 1) * t.row + row_extent) return c.fail(group);
-    return Ok{};
+  struct Axis {
+    uint64_t stride, extent;
+    const FieldInfo* field;
+  };
+  std::vector<Axis> axes;
+  if (t.channels_inner)
+    axes = {{2, d.c, nullptr}, {t.plane, d.w, plane}, {t.row, d.h, row}, {t.group, d.g, group}};
+  else
+    axes = {{2, d.w, nullptr}, {t.row, d.h, row}, {t.plane, d.c, plane}, {t.group, d.g, group}};
+  std::erase_if(axes, [](const Axis& a) { return a.extent <= 1; });
+  std::stable_sort(axes.begin(), axes.end(), [](const Axis& x, const Axis& y) { return x.stride < y.stride; });
+  uint64_t span = 2;
+  for (const Axis& a : axes) {
+    if (a.stride < span) return c.fail(a.field ? a.field : plane);
+    span = (a.extent - 1) * a.stride + span;
   }
-  if (d.h > 1 && t.row < 2 * uint64_t{d.w}) return c.fail(row);
-  const uint64_t plane_extent = (uint64_t{d.h} - 1) * t.row + 2 * uint64_t{d.w};
-  if (d.c > 1 && t.plane < plane_extent) return c.fail(plane);
-  if (d.g > 1 && t.group < (uint64_t{d.c} - 1) * t.plane + plane_extent) return c.fail(group);
   return Ok{};
 }
 
@@ -148,7 +158,11 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
   op.broadcast_w = c.get(f.bcast_w) != 0;
   op.broadcast_h = c.get(f.bcast_h) != 0;
   op.broadcast_c = c.get(f.bcast_c) != 0;
-  if (type == kViaDma) {
+  // SourceType 1: through tile DMA, the staged tensor kept in L2 at
+  // SourceBase for the next tasks (conv_probe_k3_c1024_n64_s16_st1_g1_bias0_valid:
+  // task 1 reads it back at that address).
+  const bool retain = type == 1 && f.l2_base == F.l2_src_base;
+  if (type == kViaDma || retain) {
     ANE_TRY(c.eq_with(f.enable, 1, f.type));
     ANE_TRY(c.eq_with(F.src_en, 1, f.type));
     if (f.in_fmt) ANE_TRY(c.eq(f.in_fmt, 2));
@@ -163,6 +177,13 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
     // A read may step planes by less than a row: Apple's reductions over H
     // read C and H swapped that way. Its rows must still hold W elements.
     if (dims.h > 1 && op.dma.row < 2 * uint64_t{dims.w}) return c.fail(f.row);
+    if (retain) {
+      op.retain_l2 = true;
+      op.l2 = uint64_t{c.get(f.l2_base)} << 4;
+      op.l2_channel = uint64_t{c.get(F.l2_src_channel_stride)} << 4;
+      op.l2_row = uint64_t{c.get(F.l2_src_row_stride)} << 4;
+      op.l2_group = c.word(F.l2_src_group_stride);
+    }
     return Ok{};
   }
   if (!in_l2(type)) return c.fail(f.type);
