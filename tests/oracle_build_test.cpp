@@ -42,8 +42,11 @@ const std::vector<std::pair<std::string, std::string>>& version_fields() {
       {"Header[8].WBase", "slot order, as RBase0"},
       {"KernelDMASrc.Unk1F8E", "four unnamed words: 0x40 in macOS 26, 0 in v4.2.1"},
       {"KernelDMASrc.Unk1F8F", "as Unk1F8E8"},
-      {"Common.Cfg.", "engine scheduling hints (SmallSourceMode, ShPref/ShMin/ShMax, AccDoubleBufEn) chosen per "
-                      "geometry; neither version's rule is known beyond its samples"},
+      {"Common.Cfg.ShPref", "engine scheduling hints (ShPref/ShMin/ShMax, AccDoubleBufEn) chosen per geometry; "
+                            "neither version's rule is known beyond its samples"},
+      {"Common.Cfg.ShMin", "as ShPref"},
+      {"Common.Cfg.ShMax", "as ShPref"},
+      {"Common.Cfg.AccDoubleBufEn", "as ShPref"},
       {"Common.TileCfg.TileHeight", "rows per tile: a tiling choice for the L2 capacity (records split tall "
                                     "outputs, e.g. 240 of 375 rows)"},
       {"TileDMASrc.GroupStride", "macOS 26 writes the whole tensor as the group stride of an ungrouped task, "

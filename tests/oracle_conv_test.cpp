@@ -127,7 +127,9 @@ TEST_P(OracleConv, RegistersDecodeToTheRecordsParameters) {
     } else {
       EXPECT_EQ(field(r, "Common.GroupConvCfg.UnicastEn"), 0u);
       EXPECT_EQ(field(r, "Common.Cin.Cin"), c.cin / c.groups);
-      if (d.convs.size() == 1) EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), c.groups);
+      if (d.convs.size() == 1) {
+        EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), c.groups);
+      }
     }
     couts += field(r, "Common.Cout.Cout") * (c.depthwise() ? 1 : field(r, "Common.GroupConvCfg.NumGroups"));
   }
@@ -147,6 +149,7 @@ ConvKernelShape kernel_shape(const RegisterImage& r) {
   s.bias = field(r, "NE.MACCfg.BiasMode") != 0;
   s.ocg = field(r, "Common.ConvCfg.OCGSize");
   s.sparse = field(r, "NE.KernelCfg.SparseFmt") != 0;
+  s.small_source = field(r, "Common.Cfg.SmallSourceMode") != 0;
   return s;
 }
 

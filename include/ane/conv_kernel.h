@@ -26,6 +26,9 @@ struct ConvKernelShape {
   bool bias = false;           // NE.MACCfg.BiasMode: one bias per output channel in the kernel data
   uint32_t ocg = 0;            // Common.ConvCfg.OCGSize: log2(output channels per lane), first chunk
   bool sparse = false;         // NE.KernelCfg.SparseFmt: zero weights are not stored (stride 2)
+  // Common.Cfg.SmallSourceMode: in the zero-skipping form each kernel
+  // position holds at least 4 channel slots (else 2).
+  bool small_source = true;
 
   // Weights per output channel: (depthwise ? 1 : cin) * kh * kw.
   uint64_t reduction() const { return uint64_t{depthwise ? 1u : cin} * kh * kw; }

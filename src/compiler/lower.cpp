@@ -152,7 +152,10 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.Cfg.UnkBit0", 1);
   w.set("Common.Cfg.ActiveNE", engines - 1);
   if (c.t.kind == TaskKind::Conv) {
-    w.set("Common.Cfg.SmallSourceMode", 1);
+    // Set exactly when the output is at most 8x8 (every record, both
+    // compiler versions). It is more than a hint: stride-2 kernels give each
+    // kernel position 4 channel slots under it, 2 without (conv_sparse.cpp).
+    w.set("Common.Cfg.SmallSourceMode", d.w <= 8 && d.h <= 8);
     w.set("Common.Cfg.ShPref", 4);
     w.set("Common.Cfg.ShMin", 4);
     w.set("Common.Cfg.ShMax", 4);

@@ -155,6 +155,7 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   shape.kh = shape.kw = k;
   shape.depthwise = depthwise;
   shape.sparse = t.sparse;
+  shape.small_source = wout <= 8 && hout <= 8;  // as lower.cpp writes Common.Cfg.SmallSourceMode
   shape.bias = goc != nullptr;
   shape.ocg = compiler_conv_ocg(shape.cout, depthwise, in.h, in.w);
   if (groups > 1 && !depthwise && shape.cout != (16u << shape.ocg))

@@ -53,22 +53,13 @@ Status check_conv_kernel(const ConvKernelShape& s) {
                                    s.cout, 1u << s.ocg));
   }
   if (s.sparse) {
-    if (s.depthwise) {
-      if (s.kh == 3 && !s.bias)
-        return unsupported("the zero-skipping form of a 3x3 depthwise kernel without bias (Apple's records are 4 "
-                           "bytes per channel longer than the known layout)");
-    } else if (s.groups > 1) {
-      return unsupported("the zero-skipping form (SparseFmt) of a grouped kernel: not known for any record");
-    } else if (s.kh == 3 && s.kw == 3 && s.cin == 1 && s.cout == 256 && s.ocg == 4 && s.bias) {
-      // The one dense multi-tap geometry whose bytes were captured (the stem).
-    } else if (s.kh != 1 || s.kw != 1) {
-      return unsupported(fmt::format(
-          "the zero-skipping form (SparseFmt) of a dense {}x{} kernel: its byte layout is not known", s.kh, s.kw));
-    } else if (s.ocg > 3 || s.cout != (16u << s.ocg)) {
-      return unsupported(fmt::format("the zero-skipping form of {} output channels in planes of {} (known: 16 "
-                                     "planes of at most 8)",
+    if (s.kh != s.kw)
+      return unsupported(fmt::format("the zero-skipping form (SparseFmt) of a {}x{} kernel (records: square)", s.kh,
+                                     s.kw));
+    if (!s.depthwise && s.cout != (16u << s.ocg))
+      return unsupported(fmt::format("the zero-skipping form of {} output channels per group in planes of {} "
+                                     "(records: 16 planes, full)",
                                      s.cout, 1u << s.ocg));
-    }
   }
   return Ok{};
 }

@@ -36,9 +36,8 @@ struct DenseLayout {
 // 64-byte boundary. Assumes check_conv_kernel passed.
 DenseLayout dense_layout(const ConvKernelShape& s);
 
-// The zero-skipping form (NE.KernelCfg.SparseFmt) in the two shapes whose
-// bytes are known: dense 1x1 kernels of at most 8 channels per plane, and
-// depthwise kernels. See conv_sparse.cpp.
+// The zero-skipping form (NE.KernelCfg.SparseFmt) of stride-2 tasks: dense,
+// grouped and depthwise. See conv_sparse.cpp.
 Expected<PackedConvKernel> pack_sparse(const ConvKernelShape& s, const ConvWeights& w);
 Expected<ConvWeights> unpack_sparse(const ConvKernelShape& s, std::span<const KernelLane, kKernelLanes> lanes);
 

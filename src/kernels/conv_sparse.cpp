@@ -1,31 +1,25 @@
-// The zero-skipping kernel form of stride-2 tasks (NE.KernelCfg.SparseFmt):
-// a weight whose fp16 value is +0 or -0 is not stored; a mask byte says which
-// of up to eight slots follow. Two shapes have known bytes:
+// The zero-skipping kernel form of stride-2 tasks (NE.KernelCfg.SparseFmt).
+// One rule covers every record (dense, grouped, depthwise; 1x1 and 3x3):
 //
-//  * dense 1x1, at most 8 channels per plane (one plane per lane):
-//      bias[width] | u16 count | per input channel: 0x00, mask, the non-zero
-//      halfwords of the plane's channels, max(0, width/2 - 2) zero bytes
-//    where count = the bytes after it (the body);
-//  * depthwise (1x1, 3x3): channel c in lane c % 16, records back to back:
-//      bias | u16 count | 0x00 | per stride phase: mask, the non-zero taps |
-//      a zero byte when the body is odd
-//    where the taps go by stride phase (even row and column first: for 3x3
-//    taps 0 2 6 8, then 1 7, then 3 5, then 4), mask bit 2*(kx/2) + 4*(ky/2),
-//    and count = the bytes after the 0x00 (the body, padded to even). The
-//    1x1 form is pinned with zero taps, with and without bias (two grid
-//    records); the 3x3 form with a bias and no zero tap (index records): the
-//    grid's 3x3 records without bias are 4 bytes longer per channel than
-//    this rule gives, so those are refused.
-//  * one dense 3x3 geometry, captured byte for byte: 1 input channel, 256
-//    outputs in 16 planes of 16, bias ("the stem"):
-//      bias[16] | u16 count | 0x00 | per tap in stride-phase order: mask,
-//      8 halfwords, mask, 8 halfwords, with 2 zero bytes after taps 1 and 7,
-//      4 after tap 5 and 5 after tap 4 (counted)
-//    taken only with every weight non-zero (where the padding goes when
-//    rows shrink is not shown).
-// Each lane ends on a 64-byte boundary. Evidence: docs/convolution.md.
+//  * A lane holds streams. Dense and grouped: per group, one stream per lane
+//    with the lane's n = 2^OCGSize output channels (lane l: channels l*n ..
+//    l*n+n-1 of the group), each stream ending on a 64-byte boundary.
+//    Depthwise: one stream per channel c in lane c % 16, back to back.
+//  * A stream: the bias of its channels (when BiasMode), a 24-bit count of the
+//    body's bytes, then the body padded to an even length.
+//  * The body: per input channel of the group, per kernel position, `slots`
+//    channel slots; every 8 slots a mask byte (bit i: slot i holds a non-zero
+//    weight) followed by those weights. A weight whose fp16 value is +0 or -0
+//    is not stored.
+//  * Kernel positions go by stride phase: (even row, even column), (even,
+//    odd), (odd, even), (odd, odd); a phase with taps takes 4 positions (its
+//    2x2 sub-kernel, row-major), a phase without taps none. 3x3: taps 0 2 6 8 |
+//    1 - 7 - | 3 5 - - | 4 - - -; 1x1: 0 - - -.
+//  * slots = max(n, 4) when Common.Cfg.SmallSourceMode is set, else max(n, 2).
+//
+// Evidence (docs/convolution.md): Apple's constant hashes for 36 stride-2
+// records of the grid and the encoder index campaigns, and the captured stem.
 #include <algorithm>
-#include <bit>
 #include <optional>
 
 #include <fmt/format.h>
@@ -38,62 +32,86 @@ namespace {
 
 inline bool is_zero(uint16_t h) { return (h & 0x7fffu) == 0; }
 
-// One tap of a depthwise kernel in stream order.
-struct Tap {
-  uint32_t index;  // ky * kw + kx
-  uint32_t phase;  // 0..3: (ky % 2, kx % 2) = (0,0), (0,1), (1,0), (1,1)
-  uint8_t bit;     // its mask bit
-};
+constexpr int kNoTap = -1;
+constexpr uint32_t kMaxBody = 0xffffff;  // the count is 24 bits
 
-// Taps by stride phase, then row, then column; phases without taps are absent.
-std::vector<Tap> tap_order(const ConvKernelShape& s) {
-  std::vector<Tap> taps;
-  for (uint32_t phase = 0; phase < 4; ++phase)
-    for (uint32_t ky = phase / 2; ky < s.kh; ky += 2)
-      for (uint32_t kx = phase % 2; kx < s.kw; kx += 2)
-        taps.push_back({ky * s.kw + kx, phase, static_cast<uint8_t>(1u << (2 * (kx / 2) + 4 * (ky / 2)))});
-  return taps;
+// The kernel positions of one input channel in stream order: the tap index
+// (ky * kw + kx) or kNoTap.
+std::vector<int> positions(const ConvKernelShape& s) {
+  std::vector<int> pos;
+  for (uint32_t py = 0; py < 2; ++py)
+    for (uint32_t px = 0; px < 2; ++px) {
+      if (py >= s.kh || px >= s.kw) continue;  // the phase has no taps
+      for (uint32_t sy = 0; sy < 2; ++sy)
+        for (uint32_t sx = 0; sx < 2; ++sx) {
+          const uint32_t ky = py + 2 * sy, kx = px + 2 * sx;
+          pos.push_back(ky < s.kh && kx < s.kw ? static_cast<int>(ky * s.kw + kx) : kNoTap);
+        }
+    }
+  return pos;
 }
 
-class Writer {
- public:
-  void u8(uint8_t v) { b.push_back(v); }
-  void u16(uint16_t v) {
-    b.push_back(static_cast<uint8_t>(v));
-    b.push_back(static_cast<uint8_t>(v >> 8));
-  }
-  void patch16(uint64_t at, uint16_t v) {
-    b[at] = static_cast<uint8_t>(v);
-    b[at + 1] = static_cast<uint8_t>(v >> 8);
-  }
-  Bytes b;
+// One stream: `count` output channels from `first` (consecutive), each with
+// `red` weights (oc * red + r in ConvWeights).
+struct Stream {
+  int lane;
+  uint64_t first;
+  uint32_t count;
+  bool align64;  // dense / grouped: the next stream starts on 64 bytes
 };
+
+struct SparseLayout {
+  std::vector<Stream> streams;  // in lane order, then in stream order
+  uint32_t slots = 0;           // channel slots per kernel position
+  uint32_t inputs = 0;          // input channels per stream
+  std::vector<int> pos;
+};
+
+SparseLayout sparse_layout(const ConvKernelShape& s) {
+  SparseLayout l;
+  l.pos = positions(s);
+  if (s.depthwise) {
+    l.inputs = 1;
+    for (int lane = 0; lane < kKernelLanes; ++lane)
+      for (uint64_t oc = lane; oc < s.cout; oc += kKernelLanes) l.streams.push_back({lane, oc, 1, false});
+  } else {
+    // check_conv_kernel: cout == 16 << ocg, one chunk per group.
+    const uint32_t n = 1u << s.ocg;
+    l.inputs = s.cin;
+    for (int lane = 0; lane < kKernelLanes; ++lane)
+      for (uint32_t g = 0; g < s.groups; ++g)
+        l.streams.push_back({lane, uint64_t{g} * s.cout + uint64_t(lane) * n, n, true});
+  }
+  const uint32_t n = s.depthwise ? 1 : 1u << s.ocg;
+  l.slots = std::max(n, s.small_source ? 4u : 2u);
+  return l;
+}
+
+void put16(Bytes& b, uint16_t v) {
+  b.push_back(static_cast<uint8_t>(v));
+  b.push_back(static_cast<uint8_t>(v >> 8));
+}
 
 // Reads one lane, every access checked against the lane's size.
 class Reader {
  public:
   Reader(const KernelLane& l, int lane) : l_(l), lane_(lane) {}
   uint64_t at() const { return at_; }
-  Expected<uint8_t> u8() {
-    if (at_ >= l_.size) return past_end(1);
-    return l_.data[at_++];
-  }
-  Expected<uint16_t> u16() {
-    if (l_.size < 2 || at_ > l_.size - 2) return past_end(2);
-    const uint16_t v = static_cast<uint16_t>(l_.data[at_] | l_.data[at_ + 1] << 8);
-    at_ += 2;
+  Expected<uint32_t> bytes(int n) {
+    if (l_.size < uint64_t(n) || at_ > l_.size - n) return past_end(n);
+    uint32_t v = 0;
+    for (int i = 0; i < n; ++i) v |= uint32_t{l_.data[at_ + i]} << (8 * i);
+    at_ += n;
     return v;
   }
-  Status skip(uint64_t n) {
-    if (n > l_.size - at_) return past_end(n);
-    at_ += n;
+  Status to64() {
+    const uint64_t next = align64(at_);
+    if (next > l_.size && at_ < l_.size) at_ = l_.size;  // the lane's tail padding need not be mapped
+    else at_ = next;
     return Ok{};
   }
   Error bad(const std::string& what) const {
     return make_error(fmt::format("kernel lane {} byte {:#x}: {}", lane_, at_, what));
-  }
-  Error unsupported(const std::string& what) const {
-    return make_error(fmt::format("unsupported: kernel lane {} byte {:#x}: {}", lane_, at_, what));
   }
 
  private:
@@ -107,20 +125,56 @@ class Reader {
   uint64_t at_ = 0;
 };
 
-#define SPARSE_TRY(v, expr)     \
-  auto v##_ = (expr);           \
-  if (!v##_) return v##_.error(); \
+#define SPARSE_TRY(v, expr)         \
+  auto v##_ = (expr);               \
+  if (!v##_) return v##_.error();   \
   const auto v = *v##_
 
-uint32_t dense_pad_bytes(uint32_t width) { return width >= 4 ? width / 2 - 2 : 0; }
+}  // namespace
 
-// The stem: zero bytes after each tap row, in the stream's tap order.
-constexpr uint32_t kStemTaps[9] = {0, 2, 6, 8, 1, 7, 3, 5, 4};
-constexpr uint32_t kStemPadAfter[9] = {0, 0, 0, 0, 2, 2, 0, 4, 5};
-
-bool is_stem(const ConvKernelShape& s) { return !s.depthwise && s.kh == 3 && s.kw == 3; }
-
-PackedConvKernel finish(std::array<Bytes, kKernelLanes>& lanes) {
+Expected<PackedConvKernel> pack_sparse(const ConvKernelShape& s, const ConvWeights& w) {
+  const SparseLayout l = sparse_layout(s);
+  const uint64_t red = s.reduction(), taps = uint64_t{s.kh} * s.kw;
+  std::array<Bytes, kKernelLanes> lanes;
+  std::vector<uint16_t> values;
+  for (const Stream& st : l.streams) {
+    Bytes& o = lanes[st.lane];
+    if (s.bias)
+      for (uint32_t j = 0; j < st.count; ++j) put16(o, w.bias[st.first + j]);
+    const uint64_t count_at = o.size();
+    o.insert(o.end(), 3, 0);
+    for (uint32_t ic = 0; ic < l.inputs; ++ic) {
+      uint32_t slot = 0;
+      uint8_t mask = 0;
+      values.clear();
+      for (int tap : l.pos)
+        for (uint32_t j = 0; j < l.slots; ++j, ++slot) {
+          if (tap != kNoTap && j < st.count) {
+            const uint16_t v = w.weights[(st.first + j) * red + ic * taps + tap];
+            if (!is_zero(v)) {
+              mask |= static_cast<uint8_t>(1u << (slot % 8));
+              values.push_back(v);
+            }
+          }
+          if (slot % 8 == 7) {
+            o.push_back(mask);
+            for (uint16_t v : values) put16(o, v);
+            mask = 0;
+            values.clear();
+          }
+        }
+    }
+    uint64_t body = o.size() - count_at - 3;
+    if (body % 2) {
+      o.push_back(0);
+      ++body;
+    }
+    if (body > kMaxBody)
+      return make_error(fmt::format("kernel lane {}: a {}-byte zero-skipping body does not fit its 24-bit count",
+                                    st.lane, body));
+    for (int i = 0; i < 3; ++i) o[count_at + i] = static_cast<uint8_t>(body >> (8 * i));
+    if (st.align64) o.resize(align64(o.size()), 0);
+  }
   PackedConvKernel k;
   uint64_t at = 0;
   for (int i = 0; i < kKernelLanes; ++i) {
@@ -134,248 +188,64 @@ PackedConvKernel finish(std::array<Bytes, kKernelLanes>& lanes) {
   return k;
 }
 
-Expected<PackedConvKernel> pack_dense_1x1(const ConvKernelShape& s, const ConvWeights& w) {
-  const uint32_t width = 1u << s.ocg;
-  const uint64_t red = s.reduction();
-  std::array<Bytes, kKernelLanes> lanes;
-  for (uint32_t lane = 0; lane < 16; ++lane) {
-    Writer o;
-    const uint64_t first = uint64_t{lane} * width;
-    if (s.bias)
-      for (uint32_t l = 0; l < width; ++l) o.u16(w.bias[first + l]);
-    const uint64_t count_at = o.b.size();
-    o.u16(0);
-    for (uint64_t r = 0; r < red; ++r) {
-      o.u8(0);
-      uint8_t mask = 0;
-      for (uint32_t l = 0; l < width; ++l) mask |= is_zero(w.weights[(first + l) * red + r]) ? 0 : 1u << l;
-      o.u8(mask);
-      for (uint32_t l = 0; l < width; ++l)
-        if (mask >> l & 1) o.u16(w.weights[(first + l) * red + r]);
-      for (uint32_t z = 0; z < dense_pad_bytes(width); ++z) o.u8(0);
-    }
-    const uint64_t body = o.b.size() - count_at - 2;
-    if (body > 0xffff) return make_error(fmt::format("kernel lane {}: a {}-byte zero-skipping body does not fit its "
-                                                     "16-bit count", lane, body));
-    o.patch16(count_at, static_cast<uint16_t>(body));
-    lanes[lane] = std::move(o.b);
-  }
-  return finish(lanes);
-}
-
-Expected<PackedConvKernel> pack_depthwise(const ConvKernelShape& s, const ConvWeights& w) {
-  const std::vector<Tap> taps = tap_order(s);
-  const uint64_t red = s.reduction();
-  std::array<Writer, kKernelLanes> out;
-  for (uint64_t oc = 0; oc < s.cout; ++oc) {
-    Writer& o = out[oc % 16];
-    if (s.bias) o.u16(w.bias[oc]);
-    const uint64_t count_at = o.b.size();
-    o.u16(0);
-    o.u8(0);
-    const uint16_t* k = w.weights.data() + oc * red;
-    for (size_t i = 0; i < taps.size();) {
-      const uint32_t phase = taps[i].phase;
-      size_t end = i;
-      uint8_t mask = 0;
-      for (; end < taps.size() && taps[end].phase == phase; ++end) {
-        if (is_zero(k[taps[end].index])) {
-          if (s.kh > 1)
-            return make_error(fmt::format("unsupported: a zero weight (channel {}, tap {}) in the zero-skipping form "
-                                          "of a 3x3 depthwise kernel: Apple's layout of skipped taps is known only "
-                                          "for 1x1 kernels",
-                                          oc, taps[end].index));
-          continue;
-        }
-        mask |= taps[end].bit;
-      }
-      o.u8(mask);
-      for (; i < end; ++i)
-        if (!is_zero(k[taps[i].index])) o.u16(k[taps[i].index]);
-    }
-    if ((o.b.size() - count_at - 3) % 2) o.u8(0);
-    o.patch16(count_at, static_cast<uint16_t>(o.b.size() - count_at - 3));
-  }
-  std::array<Bytes, kKernelLanes> lanes;
-  for (int i = 0; i < kKernelLanes; ++i) lanes[i] = std::move(out[i].b);
-  return finish(lanes);
-}
-
-Expected<PackedConvKernel> pack_stem(const ConvWeights& w) {
-  std::array<Bytes, kKernelLanes> lanes;
-  for (uint32_t lane = 0; lane < 16; ++lane) {
-    Writer o;
-    for (uint32_t l = 0; l < 16; ++l) o.u16(w.bias[16 * lane + l]);
-    const uint64_t count_at = o.b.size();
-    o.u16(0);
-    o.u8(0);
-    for (int i = 0; i < 9; ++i) {
-      for (uint32_t half = 0; half < 2; ++half) {
-        o.u8(0xff);
-        for (uint32_t l = 8 * half; l < 8 * half + 8; ++l) {
-          const uint16_t v = w.weights[(16 * lane + l) * 9 + kStemTaps[i]];
-          if (is_zero(v))
-            return make_error(fmt::format("unsupported: a zero weight (output {}, tap {}) in the zero-skipping form "
-                                          "of a dense 3x3 kernel: only rows without zeros are known",
-                                          16 * lane + l, kStemTaps[i]));
-          o.u16(v);
-        }
-      }
-      for (uint32_t z = 0; z < kStemPadAfter[i]; ++z) o.u8(0);
-    }
-    o.patch16(count_at, static_cast<uint16_t>(o.b.size() - count_at - 2));
-    lanes[lane] = std::move(o.b);
-  }
-  return finish(lanes);
-}
-
-Status check_lane_on(const KernelLane& l, int lane) {
-  if (!l.data) return make_error(fmt::format("kernel lane {} is off, the zero-skipping layout needs it", lane));
-  return Ok{};
-}
-
-Expected<ConvWeights> unpack_dense_1x1(const ConvKernelShape& s, std::span<const KernelLane, kKernelLanes> lanes) {
-  const uint32_t width = 1u << s.ocg;
-  const uint64_t red = s.reduction();
-  // Every input channel takes at least 2 bytes of each lane: bound the
-  // allocation by what the lanes can hold before making it.
+Expected<ConvWeights> unpack_sparse(const ConvKernelShape& s, std::span<const KernelLane, kKernelLanes> lanes) {
+  const SparseLayout l = sparse_layout(s);
+  const uint64_t red = s.reduction(), taps = uint64_t{s.kh} * s.kw;
+  // Every stream takes at least its count and one mask byte per 8 slots of
+  // each input channel: bound the allocation by what the lanes can hold.
+  const uint64_t min_stream = 3 + uint64_t{l.inputs} * ((l.pos.size() * l.slots + 7) / 8);
+  std::array<uint64_t, kKernelLanes> streams{};
+  for (const Stream& st : l.streams) ++streams[st.lane];
   for (int lane = 0; lane < kKernelLanes; ++lane) {
-    if (Status st = check_lane_on(lanes[lane], lane); !st) return st.error();
-    if (lanes[lane].size / 2 < red)
-      return make_error(fmt::format("kernel lane {} holds {:#x} bytes, too few for {} zero-skipping rows", lane,
-                                    lanes[lane].size, red));
-  }
-  ConvWeights w;
-  w.weights.assign(s.outputs() * red, 0);
-  w.bias.assign(s.bias ? s.outputs() : 0, 0);
-  for (int lane = 0; lane < kKernelLanes; ++lane) {
-    Reader in(lanes[lane], lane);
-    const uint64_t first = uint64_t(lane) * width;
-    if (s.bias)
-      for (uint32_t l = 0; l < width; ++l) {
-        SPARSE_TRY(b, in.u16());
-        w.bias[first + l] = b;
-      }
-    SPARSE_TRY(count, in.u16());
-    const uint64_t body = in.at();
-    for (uint64_t r = 0; r < red; ++r) {
-      SPARSE_TRY(lead, in.u8());
-      if (lead != 0) return in.bad(fmt::format("row {} starts with {:#x}, not 0", r, lead));
-      SPARSE_TRY(mask, in.u8());
-      if (mask >> width) return in.bad(fmt::format("mask {:#04x} names channels past the plane's {}", mask, width));
-      for (uint32_t l = 0; l < width; ++l)
-        if (mask >> l & 1) {
-          SPARSE_TRY(v, in.u16());
-          w.weights[(first + l) * red + r] = v;
-        }
-      if (Status st = in.skip(dense_pad_bytes(width)); !st) return st.error();
-    }
-    if (in.at() - body != count)
-      return in.bad(fmt::format("the body count says {:#x} bytes, the rows take {:#x}", count, in.at() - body));
-  }
-  return w;
-}
-
-Expected<ConvWeights> unpack_depthwise(const ConvKernelShape& s, std::span<const KernelLane, kKernelLanes> lanes) {
-  const std::vector<Tap> taps = tap_order(s);
-  const uint64_t red = s.reduction();
-  // A record takes at least 3 bytes (count, 0x00) plus a mask per phase.
-  for (uint64_t lane = 0; lane < std::min<uint64_t>(16, s.cout); ++lane) {
-    if (Status st = check_lane_on(lanes[lane], static_cast<int>(lane)); !st) return st.error();
-    const uint64_t records = (s.cout - lane + 15) / 16;
-    if (lanes[lane].size / 4 < records)
-      return make_error(fmt::format("kernel lane {} holds {:#x} bytes, too few for {} depthwise records", lane,
-                                    lanes[lane].size, records));
+    if (!streams[lane]) continue;
+    if (!lanes[lane].data) return make_error(fmt::format("kernel lane {} is off, the zero-skipping layout needs it", lane));
+    if (lanes[lane].size / streams[lane] < min_stream)
+      return make_error(fmt::format("kernel lane {} holds {:#x} bytes, too few for {} zero-skipping streams of at least "
+                                    "{:#x} bytes",
+                                    lane, lanes[lane].size, streams[lane], min_stream));
   }
   ConvWeights w;
   w.weights.assign(s.outputs() * red, 0);
   w.bias.assign(s.bias ? s.outputs() : 0, 0);
   std::array<std::optional<Reader>, kKernelLanes> in;
-  for (uint64_t oc = 0; oc < s.cout; ++oc) {
-    const int lane = static_cast<int>(oc % 16);
-    if (!in[lane]) in[lane].emplace(lanes[lane], lane);
-    Reader& r = *in[lane];
-    if (s.bias) {
-      SPARSE_TRY(b, r.u16());
-      w.bias[oc] = b;
-    }
-    SPARSE_TRY(count, r.u16());
-    SPARSE_TRY(lead, r.u8());
-    if (lead != 0) return r.bad(fmt::format("channel {} record starts with {:#x}, not 0", oc, lead));
+  for (const Stream& st : l.streams) {
+    if (!in[st.lane]) in[st.lane].emplace(lanes[st.lane], st.lane);
+    Reader& r = *in[st.lane];
+    if (s.bias)
+      for (uint32_t j = 0; j < st.count; ++j) {
+        SPARSE_TRY(b, r.bytes(2));
+        w.bias[st.first + j] = static_cast<uint16_t>(b);
+      }
+    SPARSE_TRY(count, r.bytes(3));
     const uint64_t start = r.at();
-    uint16_t* k = w.weights.data() + oc * red;
-    for (size_t i = 0; i < taps.size();) {
-      const uint32_t phase = taps[i].phase;
-      uint8_t allowed = 0;
-      size_t end = i;
-      for (; end < taps.size() && taps[end].phase == phase; ++end) allowed |= taps[end].bit;
-      SPARSE_TRY(mask, r.u8());
-      if (mask & ~allowed)
-        return r.bad(fmt::format("channel {} mask {:#04x} names taps outside stride phase {}", oc, mask, phase));
-      if (mask != allowed && s.kh > 1)
-        return r.unsupported(fmt::format("channel {} mask {:#04x} for stride phase {} skips a tap; only {:#04x} "
-                                         "(none skipped) is known for 3x3 kernels",
-                                         oc, mask, phase, allowed));
-      for (; i < end; ++i)
-        if (mask & taps[i].bit) {
-          SPARSE_TRY(v, r.u16());
-          k[taps[i].index] = v;
+    for (uint32_t ic = 0; ic < l.inputs; ++ic) {
+      const uint32_t total = static_cast<uint32_t>(l.pos.size()) * l.slots;
+      for (uint32_t group = 0; group < total; group += 8) {
+        SPARSE_TRY(mask, r.bytes(1));
+        for (uint32_t b = 0; b < 8; ++b) {
+          if (!(mask >> b & 1)) continue;
+          const uint32_t slot = group + b, j = slot % l.slots;
+          const int tap = slot < total ? l.pos[slot / l.slots] : kNoTap;
+          if (tap == kNoTap || j >= st.count)
+            return r.bad(fmt::format("mask {:#04x} of input channel {} marks slot {}, which holds no weight (kernel "
+                                     "position {} channel {} of {})",
+                                     mask, ic, slot, slot / l.slots, j, st.count));
+          SPARSE_TRY(v, r.bytes(2));
+          w.weights[(st.first + j) * red + ic * taps + tap] = static_cast<uint16_t>(v);
         }
+      }
     }
     if ((r.at() - start) % 2) {  // the body is padded to an even length
-      SPARSE_TRY(pad, r.u8());
+      SPARSE_TRY(pad, r.bytes(1));
       (void)pad;
     }
     if (r.at() - start != count)
-      return r.bad(fmt::format("channel {} count says {:#x} bytes, the taps take {:#x}", oc, count, r.at() - start));
+      return r.bad(fmt::format("the stream of output channel {} counts {:#x} bytes, its masks and weights take {:#x}",
+                               st.first, count, r.at() - start));
+    if (st.align64)
+      if (Status a = r.to64(); !a) return a.error();
   }
   return w;
-}
-
-Expected<ConvWeights> unpack_stem(std::span<const KernelLane, kKernelLanes> lanes) {
-  ConvWeights w;
-  w.weights.assign(256 * 9, 0);
-  w.bias.assign(256, 0);
-  for (int lane = 0; lane < kKernelLanes; ++lane) {
-    if (Status st = check_lane_on(lanes[lane], lane); !st) return st.error();
-    Reader in(lanes[lane], lane);
-    for (uint32_t l = 0; l < 16; ++l) {
-      SPARSE_TRY(b, in.u16());
-      w.bias[16 * lane + l] = b;
-    }
-    SPARSE_TRY(count, in.u16());
-    const uint64_t body = in.at();
-    SPARSE_TRY(lead, in.u8());
-    if (lead != 0) return in.bad(fmt::format("the body starts with {:#x}, not 0", lead));
-    for (int i = 0; i < 9; ++i) {
-      for (uint32_t half = 0; half < 2; ++half) {
-        SPARSE_TRY(mask, in.u8());
-        if (mask != 0xff)
-          return in.unsupported(fmt::format("mask {:#04x} skips a weight; only rows without skipped weights are known",
-                                            mask));
-        for (uint32_t l = 8 * half; l < 8 * half + 8; ++l) {
-          SPARSE_TRY(v, in.u16());
-          w.weights[(16 * lane + l) * 9 + kStemTaps[i]] = v;
-        }
-      }
-      if (Status st = in.skip(kStemPadAfter[i]); !st) return st.error();
-    }
-    if (in.at() - body != count)
-      return in.bad(fmt::format("the body count says {:#x} bytes, the rows take {:#x}", count, in.at() - body));
-  }
-  return w;
-}
-
-}  // namespace
-
-Expected<PackedConvKernel> pack_sparse(const ConvKernelShape& s, const ConvWeights& w) {
-  if (s.depthwise) return pack_depthwise(s, w);
-  return is_stem(s) ? pack_stem(w) : pack_dense_1x1(s, w);
-}
-
-Expected<ConvWeights> unpack_sparse(const ConvKernelShape& s, std::span<const KernelLane, kKernelLanes> lanes) {
-  if (s.depthwise) return unpack_depthwise(s, lanes);
-  return is_stem(s) ? unpack_stem(lanes) : unpack_dense_1x1(s, lanes);
 }
 
 }  // namespace ane::kernels

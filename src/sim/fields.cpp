@@ -113,6 +113,7 @@ Fields build() {
   f.kernel_fmt = must("NE.KernelCfg.KernelFmt");
   f.palettized = must("NE.KernelCfg.PalettizedEn");
   f.sparse = must("NE.KernelCfg.SparseFmt");
+  f.small_source = must("Common.Cfg.SmallSourceMode");
   f.group_reuse = must("NE.KernelCfg.GroupKernelReuse");
   f.kernel_cfg = f.kernel_fmt;
   f.mac_op = must("NE.MACCfg.OpMode");

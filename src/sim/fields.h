@@ -48,7 +48,7 @@ struct Fields {
   const FieldInfo *pe_pool, *pe_op, *pe_relu, *pe_cond, *pe_first_src, *pe_reciprocal, *pe_sec_src;
   const FieldInfo *pe_bias, *pe_scale, *pe_pre_scale, *pe_final_scale;
   // NE
-  const FieldInfo *kernel_fmt, *palettized, *sparse, *group_reuse, *kernel_cfg;
+  const FieldInfo *kernel_fmt, *palettized, *sparse, *small_source, *group_reuse, *kernel_cfg;
   const FieldInfo *mac_op, *mac_kernel_mode, *bias_mode, *matrix_bias, *binary_point;
   const FieldInfo *post_scale_mode, *nonlinear, *mac_bit20;
   const FieldInfo *mv_bias, *acc_bias, *acc_bias_shift, *post_scale, *post_shift;

@@ -84,7 +84,7 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
   if (it == results_.end()) {
     for (const auto& [base, r] : results_) {
       uint32_t k = 0;
-      if (channel_slice(base, r, address, op, k)) return L2View{&r, k, true};
+      if (channel_slice(base, r, address, op, k)) return L2View{&r, k, true, {}};
     }
     return make_error(fmt::format("task {}: the {} reads L2 at {:#x}, where no earlier task left a result", task,
                                   what, address));
@@ -92,11 +92,11 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
   const L2Result& r = it->second;
   const uint64_t want = op.stored().elements(), have = r.dims.elements();
   uint32_t k = 0;
-  if (want < have && channel_slice(address, r, address, op, k)) return L2View{&r, 0, true};
+  if (want < have && channel_slice(address, r, address, op, k)) return L2View{&r, 0, true, {}};
   if (want != have)
     return make_error(fmt::format("task {}: the {} reads {} values{} from L2 at {:#x}, where task {} left {}", task,
                                   what, want, op.broadcasts() ? " (before broadcasting)" : "", address, r.task, have));
-  return L2View{&r, 0, false};
+  return L2View{&r, 0, false, {}};
 }
 
 uint64_t L2Store::bytes() const {

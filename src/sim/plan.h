@@ -83,6 +83,7 @@ struct ConvGeometry {
   uint32_t groups = 1;     // NumGroups: independent Cin -> Cout convolutions
   bool depthwise = false;  // UnicastEn: output channel c reads input channel c only
   bool sparse = false;     // KernelCfg.SparseFmt: the zero-skipping kernel form
+  bool small_source = false;  // Common.Cfg.SmallSourceMode: 4 channel slots per position (sparse)
   // A plain matrix product per pixel: no window to gather.
   bool pointwise() const { return kh == 1 && kw == 1 && sy == 1 && sx == 1; }
 };

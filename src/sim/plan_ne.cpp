@@ -123,6 +123,7 @@ ConvKernelShape conv_kernel_shape(const NePlan& ne) {
   k.bias = ne.bias;
   k.ocg = ne.ocg;
   k.sparse = ne.conv.sparse;
+  k.small_source = ne.conv.small_source;
   return k;
 }
 
@@ -154,6 +155,7 @@ Status plan_conv_window(const Checker& c, TaskPlan& p, Dims& in, Dims& out) {
   if (g.sy != g.sx) return c.fail_with(F.sy, F.sx);
   g.sparse = c.get(F.sparse) != 0;
   if (g.sparse != (g.sx == 2)) return c.fail_with(F.sparse, F.sx);
+  g.small_source = c.get(F.small_source) != 0;
   g.depthwise = c.get(F.unicast_en) != 0;
   if (g.depthwise) ANE_TRY(c.eq_with(F.unicast_cin, 1, F.unicast_en));
   g.groups = c.get(F.num_groups);
