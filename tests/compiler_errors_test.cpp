@@ -154,7 +154,7 @@ TEST(CompilerErrors, UnsupportedParameters) {
     std::string key, value, expect;
   };
   const Case cases[] = {
-      {"KernelWidth", integer(3), "key 'Params.KernelWidth': unsupported kernel 3x1 (known: 1x1 and 3x3)"},
+      {"KernelWidth", integer(3), "key 'Params.KernelWidth': unsupported kernel 3x1 (known: 1x1 and 3x3, and 1x9 at stride 1)"},
       {"PadTop", integer(1), "key 'Params.PadTop': unsupported padding 1"},
       {"Step", array({integer(2), integer(1)}), "key 'Params.Step': unsupported step [2, 1]"},
       {"KernelType", str("UInt8"), "key 'Params.KernelType': unsupported kernel type UInt8"},
@@ -231,7 +231,7 @@ TEST(CompilerErrors, CommandLineGivesOneLineAndStatus2) {
   EXPECT_EQ(test::run_command(cmd, &out, &err), 2);
   const std::string line = at(n.xml(), "<key>KernelHeight</key>").substr(std::string("net.plist").size());
   EXPECT_EQ(err, "hwx-build: " + dir.file("net.plist") + line +
-                     ": unit 'conv': key 'Params.KernelHeight': unsupported kernel 1x3 (known: 1x1 and 3x3)\n");
+                     ": unit 'conv': key 'Params.KernelHeight': unsupported kernel 1x3 (known: 1x1 and 3x3, and 1x9 at stride 1)\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("o.hwx")));
   EXPECT_EQ(test::run_command(std::string(HWX_BUILD_EXE) + " '" + dir.file("none.plist") + "'", &out, &err), 2);
   EXPECT_EQ(err, "hwx-build: " + dir.file("none.plist") + ": cannot open: No such file or directory\n");

@@ -106,12 +106,10 @@ TEST_P(OracleConv, RegistersDecodeToTheRecordsParameters) {
   for (size_t i : d.convs) {
     const RegisterImage& r = *d.regs[i];
     SCOPED_TRACE("task " + std::to_string(i));
-    if (oracle::square_kernel(*f)) {
-      EXPECT_EQ(field(r, "Common.ConvCfg.Kw"), c.k);
-      EXPECT_EQ(field(r, "Common.ConvCfg.Kh"), c.k);
-      EXPECT_EQ(field(r, "Common.ConvCfg.Px"), c.pad_left);
-      EXPECT_EQ(field(r, "Common.ConvCfg.Py"), c.pad_top);
-    }
+    EXPECT_EQ(field(r, "Common.ConvCfg.Kw"), c.kw);
+    EXPECT_EQ(field(r, "Common.ConvCfg.Kh"), c.kh);
+    EXPECT_EQ(field(r, "Common.ConvCfg.Px"), c.pad_left);
+    EXPECT_EQ(field(r, "Common.ConvCfg.Py"), c.pad_top);
     EXPECT_EQ(field(r, "Common.ConvCfg.Sx"), c.stride);
     EXPECT_EQ(field(r, "Common.ConvCfg.Sy"), c.stride);
     EXPECT_EQ(field(r, "Common.InDim.Win"), c.win);
@@ -164,7 +162,7 @@ struct Packed {
 
 Packed pack(const oracle::Fixture& f, const oracle::ConvRecord& c, const Decoded& d) {
   Packed out;
-  const uint64_t red = uint64_t{c.cin / c.groups} * c.k * c.k;
+  const uint64_t red = uint64_t{c.cin / c.groups} * c.kh * c.kw;
   auto k = oracle::rebuild_constants(f, uint64_t{c.cout} * red, c.bias ? c.cout : 0);
   EXPECT_TRUE(k.ok()) << k.error().message;
   if (!k) return out;
@@ -208,7 +206,6 @@ Packed pack(const oracle::Fixture& f, const oracle::ConvRecord& c, const Decoded
 TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
-  if (!oracle::square_kernel(*f)) GTEST_SKIP() << f->name << ": a non-square kernel (outside the layouts libane packs)";
   const Decoded d = decode(*f, Bytes(f->constant_size, 0));
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   // The compiler's OCGSize rule (hwx-build uses it) gives the record's.
@@ -236,7 +233,7 @@ TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
 // only every step-th output row of each channel is computed (and checked):
 // rows 0 and the last (the padding) always, so the loops stay near 2^27.
 uint32_t reference_row_step(const oracle::ConvRecord& c) {
-  const uint64_t work = uint64_t{c.cout} * c.hout * c.wout * (c.cin / c.groups) * c.k * c.k;
+  const uint64_t work = uint64_t{c.cout} * c.hout * c.wout * (c.cin / c.groups) * c.kh * c.kw;
   return static_cast<uint32_t>(std::max<uint64_t>(1, work >> 27));
 }
 
@@ -256,13 +253,13 @@ void reference_conv(const oracle::ConvRecord& c, const std::vector<uint16_t>& w,
       for (uint32_t ox = 0; ox < c.wout && checked_row(c, oy); ++ox) {
         double s = c.bias ? fp16_to_float(bias[oc]) : 0.0, m = std::fabs(s);
         for (uint32_t i = 0; i < cin_g; ++i)
-          for (uint32_t ky = 0; ky < c.k; ++ky)
-            for (uint32_t kx = 0; kx < c.k; ++kx) {
+          for (uint32_t ky = 0; ky < c.kh; ++ky)
+            for (uint32_t kx = 0; kx < c.kw; ++kx) {
               const int64_t iy = int64_t{oy} * c.stride + ky - c.pad_top;
               const int64_t ix = int64_t{ox} * c.stride + kx - c.pad_left;
               if (iy < 0 || ix < 0 || iy >= c.hin || ix >= c.win) continue;
               const uint32_t ic = g * cin_g + i;
-              const double wv = fp16_to_float(w[((uint64_t{oc} * cin_g + i) * c.k + ky) * c.k + kx]);
+              const double wv = fp16_to_float(w[((uint64_t{oc} * cin_g + i) * c.kh + ky) * c.kw + kx]);
               const double xv = fp16_to_float(x[(uint64_t{ic} * c.hin + iy) * c.win + ix]);
               s += wv * xv;
               m += std::fabs(wv * xv);
@@ -279,7 +276,7 @@ TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   ASSERT_TRUE(f.ok()) << f.error().message;
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   const Decoded layout = decode(*f, Bytes(f->constant_size, 0));
-  const Packed pk = oracle::square_kernel(*f) ? pack(*f, c, layout) : Packed{};
+  const Packed pk = pack(*f, c, layout);
   // Apple's bytes where they are rebuilt (the hash test proves it), else
   // zeros: a task whose layout is unknown must be refused before reading them.
   const Bytes kernel = pk.kernel ? *pk.kernel : Bytes(f->constant_size, 0);
@@ -327,7 +324,7 @@ TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   // fp32 accumulation of R fp16 products (each exact in fp32) errs by at
   // most R * 2^-24 * sum|w x|; the single rounding to fp16 adds half an ulp
   // (2^-11 relative, 2^-25 absolute below the normal range).
-  const double terms = double(c.cin / c.groups) * c.k * c.k + 1;
+  const double terms = double(c.cin / c.groups) * c.kh * c.kw + 1;
   double worst = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     if (!checked_row(c, static_cast<uint32_t>(i / c.wout % c.hout))) continue;

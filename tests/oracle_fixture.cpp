@@ -189,21 +189,22 @@ ConvRecord ConvRecord::of(const Fixture& f) {
   c.cin = static_cast<uint32_t>(f.param_u64("input_channels"));
   c.cout = static_cast<uint32_t>(f.param_u64("output_channels"));
   c.groups = static_cast<uint32_t>(f.param_u64("groups"));
-  c.k = static_cast<uint32_t>(f.param_u64("kernel"));
+  c.kh = c.kw = static_cast<uint32_t>(f.param_u64("kernel"));
+  if (f.params.count("weight_shape")) {
+    const auto w = f.param_list("weight_shape");
+    c.kh = static_cast<uint32_t>(w.at(2));
+    c.kw = static_cast<uint32_t>(w.at(3));
+  }
   c.stride = static_cast<uint32_t>(f.param_u64("stride"));
   const auto in = f.param_list("input_shape"), out = f.param_list("output_shape");
   c.hin = static_cast<uint32_t>(in.at(2));
   c.win = static_cast<uint32_t>(in.at(3));
   c.hout = static_cast<uint32_t>(out.at(2));
   c.wout = static_cast<uint32_t>(out.at(3));
-  std::tie(c.pad_top, c.pad_bottom) = pads(f.param("pad_type"), c.hin, c.hout, c.k, c.stride);
-  std::tie(c.pad_left, c.pad_right) = pads(f.param("pad_type"), c.win, c.wout, c.k, c.stride);
+  std::tie(c.pad_top, c.pad_bottom) = pads(f.param("pad_type"), c.hin, c.hout, c.kh, c.stride);
+  std::tie(c.pad_left, c.pad_right) = pads(f.param("pad_type"), c.win, c.wout, c.kw, c.stride);
   c.bias = f.param_bool("bias");
   return c;
-}
-
-bool square_kernel(const Fixture& f) {
-  return f.name.find("k9x1") == std::string::npos && f.name.find("k1x9") == std::string::npos;
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {

@@ -68,16 +68,14 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info);
 
 // The convolution a conv record's MIL program describes, from its parameters.
 struct ConvRecord {
-  uint32_t cin = 0, cout = 0, groups = 1, k = 1, stride = 1;
+  uint32_t cin = 0, cout = 0, groups = 1, stride = 1;
+  uint32_t kh = 1, kw = 1;  // from weight_shape (O, I/G, Kh, Kw), else the one "kernel" number
   uint32_t hin = 0, win = 0, hout = 0, wout = 0;
   uint32_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   bool bias = false;
   bool depthwise() const { return groups > 1 && groups == cin && groups == cout; }
   static ConvRecord of(const Fixture& f);
 };
-// Records whose kernel is not k x k (the 9x1 captures) say so in their name;
-// their parameters hold one "kernel" number.
-bool square_kernel(const Fixture& f);
 
 // The constants the compiler saw, rebuilt from the record's weight formula:
 // region 0 (weights, `weight_count` values) and region 1 (bias, `bias_count`,

@@ -82,7 +82,7 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
       {"conv", field("Common.ConvCfg.Kw", 3), unsupported("Common.ConvCfg.Kw=3 with Common.ConvCfg.Kh=1")},
       {"conv", field("Common.ConvCfg.Kh", 3), unsupported("Common.ConvCfg.Kw=1 with Common.ConvCfg.Kh=3")},
       {"conv", field("Common.ConvCfg.Kw", 5, "Common.ConvCfg.Kh", 5),
-       unsupported("a 5x5 kernel (records show 1x1 and 3x3)")},
+       unsupported("a 5x5 (width x height) kernel (records show 1x1 and 3x3, and 1x9 at stride 1)")},
       {"conv", field("Common.ConvCfg.Sx", 2), unsupported("Common.ConvCfg.Sy=1 with Common.ConvCfg.Sx=2")},
       {"conv", field("Common.ConvCfg.Sy", 2), unsupported("Common.ConvCfg.Sy=2 with Common.ConvCfg.Sx=1")},
       {"conv", field("Common.ConvCfg.Sx", 3, "Common.ConvCfg.Sy", 3), unsupported("Common.ConvCfg.Sx=3")},

@@ -41,7 +41,7 @@ TEST(SimReferenceRefusal, ExactMessages) {
       {"sum", {{"PE.Cfg.OpMode", 4}}, 0, "unsupported: PE.Cfg.OpMode=4 in task 0"},
       {"concat", {{"Common.ConvCfg.Kw", 3}}, 1, "unsupported: Common.ConvCfg.Kw=3 in task 1"},
       {"conv", {{"Common.ConvCfg.Kw", 5}, {"Common.ConvCfg.Kh", 5}}, 0,
-       "unsupported: a 5x5 kernel (records show 1x1 and 3x3) in task 0"},
+       "unsupported: a 5x5 (width x height) kernel (records show 1x1 and 3x3, and 1x9 at stride 1) in task 0"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.message);

@@ -55,6 +55,11 @@ struct KernelLane {
   uint64_t size = 0;
 };
 
+// Kernel shapes (width x height) whose layout the records show: 1x1 and 3x3
+// at strides 1 and 2, and the 1x9 column at stride 1.
+bool known_conv_window(uint32_t kw, uint32_t kh, uint32_t stride);
+inline constexpr const char* kKnownConvWindows = "1x1 and 3x3, and 1x9 at stride 1";
+
 // Ok when the layout of this shape is known; else "unsupported: ..." naming
 // what is missing (e.g. the zero-skipping form of a 3x3 dense kernel).
 Status check_conv_kernel(const ConvKernelShape& shape);

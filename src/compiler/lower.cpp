@@ -119,8 +119,8 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.OutDepth.Dout", 1);
   const bool conv = c.t.kind == TaskKind::Conv;
   // The window: leading pads only; the trailing ones follow from OutDim.
-  w.set("Common.ConvCfg.Kw", conv ? c.t.ksize : 1);
-  w.set("Common.ConvCfg.Kh", conv ? c.t.ksize : 1);
+  w.set("Common.ConvCfg.Kw", conv ? c.t.kw : 1);
+  w.set("Common.ConvCfg.Kh", conv ? c.t.kh : 1);
   w.set("Common.ConvCfg.Sx", conv ? c.t.stride : 1);
   w.set("Common.ConvCfg.Sy", conv ? c.t.stride : 1);
   w.set("Common.ConvCfg.Px", conv ? c.t.pad_left : 0);

@@ -52,7 +52,7 @@ struct TaskPlan {
   // Conv: Cin/Cout of all groups; the window; the grouping
   uint32_t cin = 0, cout = 0;
   bool bias = false;
-  uint32_t ksize = 1, stride = 1, pad_top = 0, pad_left = 0;  // square kernel
+  uint32_t kw = 1, kh = 1, stride = 1, pad_top = 0, pad_left = 0;
   uint32_t groups = 1;     // independent groups (NumGroups); 1 when depthwise
   bool depthwise = false;  // Cin = Cout = groups: UnicastEn
   bool sparse = false;     // stride 2: the zero-skipping kernel form

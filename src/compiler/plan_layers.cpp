@@ -84,12 +84,13 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   const auto& p = std::get<ConvParams>(l.params);
   auto src = single_source(l);
   if (!src) return src.error();
-  // The window Apple-compiled records show: square 1x1 or 3x3 kernels,
-  // stride 1 or 2, leading padding below the kernel size (docs/compiler.md).
-  const bool bad_w = p.kernel_width != 1 && p.kernel_width != 3, bad_h = p.kernel_height != 1 && p.kernel_height != 3;
-  if (p.kernel_width != p.kernel_height || bad_w)
-    return fail(l.at(bad_w || (!bad_h && p.kernel_width != 1) ? "Params.KernelWidth" : "Params.KernelHeight"),
-                fmt::format("unsupported kernel {}x{} (known: 1x1 and 3x3)", p.kernel_width, p.kernel_height));
+  // The window Apple-compiled records show: 1x1 or 3x3 kernels, a 1x9
+  // column at stride 1, stride 1 or 2, leading padding below the kernel
+  // size (docs/compiler.md).
+  if (!known_conv_window(p.kernel_width, p.kernel_height, 1))
+    return fail(l.at(p.kernel_width != 1 ? "Params.KernelWidth" : "Params.KernelHeight"),
+                fmt::format("unsupported kernel {}x{} (known: {})", p.kernel_width, p.kernel_height,
+                            kKnownConvWindows));
   if (p.kernel_depth != 1)
     return fail(l.at("Params.KernelDepth"), fmt::format("unsupported kernel depth {}", p.kernel_depth));
   if (p.step_x != p.step_y || p.step_x > 2)
@@ -101,12 +102,12 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   if (p.padding_mode != "Zero")
     return fail(l.at("Params.PaddingMode"),
                 fmt::format("unsupported padding mode '{}' (only Zero is known)", p.padding_mode));
-  const uint32_t k = p.kernel_width, s = p.step_x;
-  for (auto [key, v] : {std::pair{"Params.PadTop", p.pad_top}, {"Params.PadLeft", p.pad_left}})
+  const uint32_t kw = p.kernel_width, kh = p.kernel_height, s = p.step_x;
+  for (auto [key, v, k] : {std::tuple{"Params.PadTop", p.pad_top, kh}, {"Params.PadLeft", p.pad_left, kw}})
     if (v >= k)
       return fail(l.at(key), fmt::format("unsupported padding {} before a {}x{} kernel (the register holds less "
                                          "than the kernel size)",
-                                         v, k, k));
+                                         v, kw, kh));
   if (p.kernel_mode != "Dense")
     return fail(l.at("Params.KernelMode"), fmt::format("unsupported kernel mode '{}' (only Dense)", p.kernel_mode));
   if (p.kernel_group_reuse) return fail(l.at("Params.KernelGroupReuse"), "unsupported: true (only false is known)");
@@ -118,13 +119,13 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   const uint32_t cin = in.c, cout = *l.output_channels;
   // Output size: floor((in + pads - k) / s) + 1. The task holds only the
   // leading pads; the trailing ones it implies must stay below the kernel.
-  const int64_t span_h = int64_t{in.h} + p.pad_top + p.pad_bottom - k, span_w = int64_t{in.w} + p.pad_left + p.pad_right - k;
+  const int64_t span_h = int64_t{in.h} + p.pad_top + p.pad_bottom - kh, span_w = int64_t{in.w} + p.pad_left + p.pad_right - kw;
   if (span_h < 0 || span_w < 0)
     return fail(l.at(span_h < 0 ? "Params.KernelHeight" : "Params.KernelWidth"),
-                fmt::format("a {}x{} kernel does not fit the {}x{} input and its padding", k, k, in.h, in.w));
+                fmt::format("a {}x{} kernel does not fit the {}x{} input and its padding", kw, kh, in.w, in.h));
   const uint32_t hout = static_cast<uint32_t>(span_h / s + 1), wout = static_cast<uint32_t>(span_w / s + 1);
-  for (auto [key, implied] : {std::pair{"Params.PadBot", (int64_t{hout} - 1) * s + k - in.h - p.pad_top},
-                              {"Params.PadRight", (int64_t{wout} - 1) * s + k - in.w - p.pad_left}})
+  for (auto [key, implied, k] : {std::tuple{"Params.PadBot", (int64_t{hout} - 1) * s + kh - in.h - p.pad_top, kh},
+                                 {"Params.PadRight", (int64_t{wout} - 1) * s + kw - in.w - p.pad_left, kw}})
     if (implied >= int64_t{k})
       return fail(l.at(key), fmt::format("unsupported: {} rows of padding after the input (known: less than the "
                                          "kernel size)",
@@ -141,7 +142,8 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   t.src = *src;
   t.cin = cin;
   t.cout = cout;
-  t.ksize = k;
+  t.kw = kw;
+  t.kh = kh;
   t.stride = s;
   t.pad_top = p.pad_top;
   t.pad_left = p.pad_left;
@@ -152,7 +154,8 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   shape.groups = t.groups;
   shape.cin = t.group_cin();
   shape.cout = t.group_cout();
-  shape.kh = shape.kw = k;
+  shape.kh = kh;
+  shape.kw = kw;
   shape.depthwise = depthwise;
   shape.sparse = t.sparse;
   shape.small_source = wout <= 8 && hout <= 8;  // as lower.cpp writes Common.Cfg.SmallSourceMode
@@ -166,7 +169,7 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   // Shapes whose kernel layout is not known are refused before any weight is read.
   if (Status known = check_conv_kernel(shape); !known)
     return fail(l.at(t.sparse ? "Params.Step" : "OutputChannels"), known.error().message);
-  const uint64_t weight_count = uint64_t{cout} * (cin / groups) * k * k;
+  const uint64_t weight_count = uint64_t{cout} * (cin / groups) * kh * kw;
   auto weights =
       weights_.read(l.at("Params.KernelIndex"), l.at("Params.KernelOffset"), p.kernel, weight_count, "kernel");
   if (!weights) return weights.error();
@@ -208,7 +211,7 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
 
   ul.rule = fmt::format("{}x{} convolution on the neural engine{}{}{}, {} -> {} channels, {} kernel lane{} of {:#x} "
                         "bytes",
-                        k, k, s > 1 ? fmt::format(", stride {}", s) : "",
+                        kw, kh, s > 1 ? fmt::format(", stride {}", s) : "",
                         p.pad_top || p.pad_left ? fmt::format(", leading padding {},{}", p.pad_top, p.pad_left) : "",
                         depthwise ? ", depthwise" : groups > 1 ? fmt::format(", {} groups", groups) : "", cin, cout,
                         t.lane_sizes.size(), t.lane_sizes.size() == 1 ? "" : "s", t.lane_sizes[0]);

@@ -27,12 +27,19 @@ constexpr uint32_t kMaxOcg = 5;
 
 }  // namespace
 
+bool known_conv_window(uint32_t kw, uint32_t kh, uint32_t stride) {
+  if (kw == kh && (kw == 1 || kw == 3)) return stride == 1 || stride == 2;
+  return kw == 1 && kh == 9 && stride == 1;  // encoder_conv_*_k9x1_*: a 9-tap column
+}
+
 Status check_conv_kernel(const ConvKernelShape& s) {
   if (s.cin == 0 || s.cout == 0 || s.groups == 0 || s.kh == 0 || s.kw == 0)
     return unsupported(fmt::format("an empty convolution (Cin {}, Cout {}, groups {}, kernel {}x{})", s.cin, s.cout,
                                    s.groups, s.kh, s.kw));
-  if (!((s.kh == 1 && s.kw == 1) || (s.kh == 3 && s.kw == 3)))
-    return unsupported(fmt::format("a {}x{} kernel (records show 1x1 and 3x3)", s.kh, s.kw));
+  // The sparse form is stride 2, the dense one stride 1.
+  if (!known_conv_window(s.kw, s.kh, s.sparse ? 2 : 1))
+    return unsupported(fmt::format("a {}x{} (width x height) kernel{} (records show {})", s.kw, s.kh,
+                                   s.sparse ? " at stride 2" : "", kKnownConvWindows));
   if (s.ocg > kMaxOcg) return unsupported(fmt::format("OCGSize {} (no record has more than {})", s.ocg, kMaxOcg));
   if (s.depthwise) {
     if (s.groups != 1) return unsupported(fmt::format("a depthwise kernel with NumGroups {}", s.groups));
@@ -53,9 +60,6 @@ Status check_conv_kernel(const ConvKernelShape& s) {
                                    s.cout, 1u << s.ocg));
   }
   if (s.sparse) {
-    if (s.kh != s.kw)
-      return unsupported(fmt::format("the zero-skipping form (SparseFmt) of a {}x{} kernel (records: square)", s.kh,
-                                     s.kw));
     if (!s.depthwise && s.cout != (16u << s.ocg))
       return unsupported(fmt::format("the zero-skipping form of {} output channels per group in planes of {} "
                                      "(records: 16 planes, full)",

@@ -148,13 +148,14 @@ Status plan_conv_window(const Checker& c, TaskPlan& p, Dims& in, Dims& out) {
   g.py = c.get(F.py);
   ANE_TRY(c.eq(F.ox, 1));
   ANE_TRY(c.eq(F.oy, 1));
-  if (g.kw != g.kh) return c.fail_with(F.kw, F.kh);
   // Strides 1 and 2 are what the records show; stride 2 always with the
   // zero-skipping kernel form, stride 1 never.
   if (g.sx != 1 && g.sx != 2) return c.fail(F.sx);
   if (g.sy != g.sx) return c.fail_with(F.sy, F.sx);
   g.sparse = c.get(F.sparse) != 0;
   if (g.sparse != (g.sx == 2)) return c.fail_with(F.sparse, F.sx);
+  // A non-square window outside the records is named by its two registers.
+  if (g.kw != g.kh && !known_conv_window(g.kw, g.kh, g.sx)) return c.fail_with(F.kw, F.kh);
   g.small_source = c.get(F.small_source) != 0;
   g.depthwise = c.get(F.unicast_en) != 0;
   if (g.depthwise) ANE_TRY(c.eq_with(F.unicast_cin, 1, F.unicast_en));
