@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "ane/dump.h"
 #include "ane/fp16.h"
@@ -278,6 +279,7 @@ TEST(SimProgram, InputErrors) {
   ANE_REQUIRE_CORPUS();
   auto sim = Simulator::create(load("sum"));
   ASSERT_TRUE(sim.ok());
+  EXPECT_EQ(error_of(sim->check_inputs()), "missing input 'image2'");
   EXPECT_EQ(error_of(sim->set_input("imag", tensor({1, 64, 1, 1}, std::vector<float>(64, 1)))),
             "unknown input 'imag' (inputs: 'image2', 'image')");
   EXPECT_EQ(error_of(sim->set_input("image", tensor({1, 63, 1, 1}, std::vector<float>(63, 1)))),
@@ -290,6 +292,10 @@ TEST(SimProgram, InputErrors) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->nchw, (std::array<uint32_t, 4>{1, 64, 1, 1}));
   EXPECT_FALSE(sim->read_buffer("nothing").ok());
+  // A failed set_input gives nothing: image2 is still missing, image is not.
+  EXPECT_EQ(error_of(sim->check_inputs()), "missing input 'image2'");
+  EXPECT_EQ(error_of(sim->set_input("image2", tensor({1, 64, 1, 1}, std::vector<float>(64, 2)))), "");
+  EXPECT_EQ(error_of(sim->check_inputs()), "");
 }
 
 // Two hand-made tasks on one machine: task 0 copies x (slot 5) into the
@@ -329,3 +335,37 @@ TEST(SimProgram, ChainsPassIntermediatesThroughScratchSlots) {
 
 }  // namespace
 }  // namespace ane
+
+// The JSON form of a trace record (hwx-run --json, libane.run(trace=True)):
+// every field, NaN as null, the lane only for kernel DMA.
+TEST(SimProgram, TraceRecordAsJson) {
+  ane::sim::TraceRecord r;
+  r.task = 2;
+  r.text_offset = 0x300;
+  r.engine = "NE";
+  r.op = "conv";
+  r.in_shape = {1, 2, 3, 4};
+  r.out_shape = {1, 5, 3, 4};
+  r.dma = {{"TileDMASrc", 5, 0x0, 0x40, -1}, {"KernelDMA", 1, 0x80, 0xc0, 3}};
+  r.notes = {"acc=fp64"};
+  r.min = NAN;
+  r.max = 2.5f;
+  r.nan = 7;
+  r.checksum = 0xabc;
+  const auto j = nlohmann::json::parse(r.json());
+  EXPECT_EQ(j["task"], 2);
+  EXPECT_EQ(j["text_offset"], 0x300);
+  EXPECT_EQ(j["engine"], "NE");
+  EXPECT_EQ(j["op"], "conv");
+  EXPECT_EQ(j["in_shape"], nlohmann::json({1, 2, 3, 4}));
+  EXPECT_EQ(j["out_shape"], nlohmann::json({1, 5, 3, 4}));
+  ASSERT_EQ(j["dma"].size(), 2u);
+  EXPECT_FALSE(j["dma"][0].contains("lane"));
+  EXPECT_EQ(j["dma"][1]["lane"], 3);
+  EXPECT_EQ(j["dma"][1]["begin"], 0x80);
+  EXPECT_EQ(j["notes"], nlohmann::json({"acc=fp64"}));
+  EXPECT_TRUE(j["min"].is_null());
+  EXPECT_EQ(j["max"], 2.5);
+  EXPECT_EQ(j["nan"], 7);
+  EXPECT_EQ(j["checksum"], "0x0000000000000abc");
+}

@@ -127,6 +127,10 @@ struct TraceRecord {
   uint64_t nan = 0, inf = 0, subnormal = 0;
   uint64_t checksum = 0;  // FNV-1a 64 over the fp16 values written (little-endian bytes), NCHW order
   std::string line() const;  // one human-readable line
+  // The record as one JSON object (hwx-run --json's "tasks" entries): task,
+  // text_offset, engine, op, in_shape, out_shape, dma, notes, traced, min,
+  // max (null when NaN), nan, inf, subnormal, checksum ("0x" + 16 digits).
+  std::string json() const;
 };
 
 using TraceHook = std::function<void(const TraceRecord&)>;
@@ -186,6 +190,10 @@ class Simulator {
   // Scatters t into the input buffer `name` with that buffer's strides. The
   // element count must equal the buffer's N*C*H*W (any shape with that count).
   Status set_input(const std::string& name, const Tensor& t);
+  // Ok when every input was given with set_input; else names the first
+  // missing one ("missing input 'x'"). run() does not check: an input never
+  // set holds zeros.
+  Status check_inputs() const;
   // Walks the task chain; stops at the first error.
   Status run(const TraceHook& trace = {});
   // Gathers an output (or input) buffer into a dense tensor of its own shape.

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "huge_pages.h"
+
 namespace ane {
 
 Error ByteView::out_of_bounds(uint64_t off, uint64_t len, const char* what) const {
@@ -92,7 +94,14 @@ Expected<Bytes> read_file(const std::string& path) {
   if (fstat(fileno(f.get()), &st) != 0) return make_error(fmt::format("cannot stat: {}", std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) return make_error("is a directory, not a file");
   Bytes data;
-  if (S_ISREG(st.st_mode)) data.reserve(static_cast<size_t>(st.st_size));
+  if (S_ISREG(st.st_mode)) {
+    // One read into a buffer of the file's size (huge pages for large ones).
+    detail::reserve_huge(data, static_cast<size_t>(st.st_size));
+    data.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0, n;
+    while (got < data.size() && (n = std::fread(data.data() + got, 1, data.size() - got, f.get())) > 0) got += n;
+    data.resize(got);  // a file that shrank meanwhile
+  }
   uint8_t buf[1 << 16];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) data.insert(data.end(), buf, buf + n);

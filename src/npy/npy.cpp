@@ -2,11 +2,13 @@
 // writing, byte-compatible with what numpy.save produces.
 #include "ane/npy.h"
 
+#include <bit>
 #include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "../core/huge_pages.h"
 #include "ane/fp16.h"
 
 namespace ane::npy {
@@ -107,7 +109,9 @@ uint64_t Array::elements() const {
 
 std::vector<uint16_t> Array::to_fp16() const {
   const uint64_t n = elements();
-  std::vector<uint16_t> out(n);
+  std::vector<uint16_t> out;
+  detail::reserve_huge(out, n);
+  out.resize(n);
   for (uint64_t i = 0; i < n; ++i) {
     if (dtype == Dtype::F16) {
       out[i] = static_cast<uint16_t>(data[2 * i] | (data[2 * i + 1] << 8));
@@ -213,7 +217,10 @@ Expected<Array> load(const std::string& path) {
   return parse(*bytes);
 }
 
-Bytes encode_f16(std::span<const uint16_t> values, std::span<const uint64_t> shape) {
+namespace {
+
+// The .npy header of a '<f2' array: magic, version, length, dict, padding.
+Bytes f16_header(std::span<const uint64_t> shape) {
   std::string dims;
   for (size_t i = 0; i < shape.size(); ++i) dims += fmt::format("{}{}", i ? ", " : "", shape[i]);
   if (shape.size() == 1) dims += ",";
@@ -234,10 +241,29 @@ Bytes encode_f16(std::span<const uint16_t> values, std::span<const uint64_t> sha
     out.push_back(static_cast<uint8_t>(hl >> 24));
   }
   out.insert(out.end(), header.begin(), header.end());
-  for (uint16_t v : values) {
-    out.push_back(static_cast<uint8_t>(v));
-    out.push_back(static_cast<uint8_t>(v >> 8));
+  return out;
+}
+
+// The values as little-endian bytes.
+void put_f16(uint8_t* dst, std::span<const uint16_t> values) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(dst, values.data(), values.size_bytes());
+  } else {
+    for (size_t i = 0; i < values.size(); ++i) {
+      dst[2 * i] = static_cast<uint8_t>(values[i]);
+      dst[2 * i + 1] = static_cast<uint8_t>(values[i] >> 8);
+    }
   }
+}
+
+}  // namespace
+
+Bytes encode_f16(std::span<const uint16_t> values, std::span<const uint64_t> shape) {
+  Bytes out = f16_header(shape);
+  const size_t head = out.size();
+  detail::reserve_huge(out, head + values.size_bytes());
+  out.resize(head + values.size_bytes());
+  put_f16(out.data() + head, values);
   return out;
 }
 

@@ -6,8 +6,11 @@
 #include <optional>
 #include <span>
 
+#include <set>
+
 #include <fmt/format.h>
 
+#include "../core/huge_pages.h"
 #include "ane/sim.h"
 #include "ane/task.h"
 #include "numerics.h"
@@ -34,6 +37,7 @@ struct Simulator::Impl {
   Machine machine;
   std::vector<Task> tasks;
   std::vector<Buffer> buffers, inputs, outputs;
+  std::set<std::string> given;  // inputs set_input filled
 
   Expected<BufferLayout> layout(const Buffer& b) const;
   const Buffer* find(const std::string& name, bool inputs_only) const;
@@ -104,7 +108,9 @@ Expected<Simulator> Simulator::create(const Program& program, Options opts) {
   im.machine = Machine(opts);
   for (const auto& s : program.slots) {
     if (s.alias_of >= 0) continue;
-    std::vector<uint8_t> bytes(s.size);
+    std::vector<uint8_t> bytes;
+    ane::detail::reserve_huge(bytes, s.size);
+    bytes.resize(s.size);
     std::copy_n(s.contents.begin(), std::min<uint64_t>(s.contents.size(), bytes.size()), bytes.begin());
     im.machine.set_slot(s.index, std::move(bytes));
   }
@@ -136,6 +142,7 @@ Status Simulator::set_input(const std::string& name, const Tensor& t) {
   if (t.elements() != l->elements || t.data.size() != l->elements)
     return make_error(fmt::format("input '{}' [{},{},{},{}] needs {} elements, the tensor has {}", name, l->nchw[0],
                                   l->nchw[1], l->nchw[2], l->nchw[3], l->elements, t.data.size()));
+  impl_->given.insert(name);
   uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
   size_t i = 0;
   for (uint64_t n = 0; n < l->nchw[0]; ++n)
@@ -147,6 +154,12 @@ Status Simulator::set_input(const std::string& name, const Tensor& t) {
   return Ok{};
 }
 
+Status Simulator::check_inputs() const {
+  for (const auto& b : impl_->inputs)
+    if (!impl_->given.count(b.name)) return make_error(fmt::format("missing input '{}'", b.name));
+  return Ok{};
+}
+
 Expected<Tensor> Simulator::read_buffer(const std::string& name) const {
   const Buffer* b = impl_->find(name, false);
   if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
@@ -154,6 +167,7 @@ Expected<Tensor> Simulator::read_buffer(const std::string& name) const {
   if (!l) return l.error();
   Tensor t;
   for (int i = 0; i < 4; ++i) t.nchw[i] = static_cast<uint32_t>(l->nchw[i]);
+  ane::detail::reserve_huge(t.data, l->elements);
   t.data.resize(l->elements);
   const uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
   size_t i = 0;

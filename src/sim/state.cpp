@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "../core/huge_pages.h"
+
 namespace ane::sim {
 
 namespace detail {
@@ -58,7 +60,7 @@ Expected<Buf<T>*> Workspace::take(std::vector<std::unique_ptr<Buf<T>>>& pool,
   } else {
     if (Status s = charge(count * sizeof(T), what, task); !s) return s.error();
     lent.push_back(std::make_unique<Buf<T>>());
-    lent.back()->reserve(count);
+    ane::detail::reserve_huge(*lent.back(), count);
     lent_bytes_ += lent.back()->capacity() * sizeof(T);
   }
   lent.back()->resize(count);
@@ -103,7 +105,10 @@ Machine& Machine::operator=(Machine&&) noexcept = default;
 
 void Machine::set_slot(int k, uint64_t size) {
   if (k < 0 || k >= detail::kSlots) return;
-  state_->slots[k] = std::make_shared<std::vector<uint8_t>>(size);
+  auto memory = std::make_shared<std::vector<uint8_t>>();
+  ane::detail::reserve_huge(*memory, size);
+  memory->resize(size);
+  state_->slots[k] = std::move(memory);
   state_->note_peak();
 }
 

@@ -1,7 +1,10 @@
 // One trace line per task:
 //   task 0 +0x0 NE conv in 1x3x1x1 out 1x3x1x1 | TileDMASrc s5[0x0,0x82) KernelDMA s1 lanes 0-2[0x0,0xc0)
 //   TileDMADst s4[0x0,0x82) | min 18 max 18 nan 0 inf 0 sub 0 fnv 0x... | notes: products=exact | traced: ...
+#include <cmath>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "ane/sim.h"
 
@@ -50,6 +53,26 @@ std::string TraceRecord::line() const {
   if (!notes.empty()) s += fmt::format(" | notes: {}", fmt::join(notes, ", "));
   if (!traced.empty()) s += fmt::format(" | traced: {}", fmt::join(traced, " "));
   return s;
+}
+
+std::string TraceRecord::json() const {
+  using nlohmann::ordered_json;
+  auto number_or_null = [](float v) { return std::isnan(v) ? ordered_json(nullptr) : ordered_json(v); };
+  ordered_json units = ordered_json::array();
+  for (const auto& d : dma) {
+    ordered_json j = {{"unit", d.unit}, {"slot", d.slot}, {"begin", d.begin}, {"end", d.end}};
+    if (d.lane >= 0) j["lane"] = d.lane;
+    units.push_back(j);
+  }
+  const ordered_json j = {{"task", task},           {"text_offset", text_offset},
+                          {"engine", engine},       {"op", op},
+                          {"in_shape", in_shape},   {"out_shape", out_shape},
+                          {"dma", units},           {"notes", notes},
+                          {"traced", traced},       {"min", number_or_null(min)},
+                          {"max", number_or_null(max)}, {"nan", nan},
+                          {"inf", inf},             {"subnormal", subnormal},
+                          {"checksum", fmt::format("{:#018x}", checksum)}};
+  return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
 }
 
 }  // namespace ane::sim

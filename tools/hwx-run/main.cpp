@@ -37,23 +37,6 @@ std::string shape_text(const std::array<uint32_t, 4>& s) { return fmt::format("[
 
 ordered_json number_or_null(float v) { return std::isnan(v) ? ordered_json(nullptr) : ordered_json(v); }
 
-ordered_json trace_json(const ane::sim::TraceRecord& r) {
-  ordered_json dma = ordered_json::array();
-  for (const auto& d : r.dma) {
-    ordered_json j = {{"unit", d.unit}, {"slot", d.slot}, {"begin", d.begin}, {"end", d.end}};
-    if (d.lane >= 0) j["lane"] = d.lane;
-    dma.push_back(j);
-  }
-  return {{"task", r.task},           {"text_offset", r.text_offset},
-          {"engine", r.engine},       {"op", r.op},
-          {"in_shape", r.in_shape},   {"out_shape", r.out_shape},
-          {"dma", dma},               {"notes", r.notes},
-          {"traced", r.traced},       {"min", number_or_null(r.min)},
-          {"max", number_or_null(r.max)}, {"nan", r.nan},
-          {"inf", r.inf},             {"subnormal", r.subnormal},
-          {"checksum", fmt::format("{:#018x}", r.checksum)}};
-}
-
 // Output summary: value range and the FNV-1a 64 checksum of the fp16 bytes.
 ordered_json tensor_summary(const ane::sim::Tensor& t) {
   float lo = NAN, hi = NAN;
@@ -225,13 +208,11 @@ int main(int argc, char** argv) {
     if (auto st = sim->set_input(name, t); !st) return fail(file, st.error().str());
     inputs_json.push_back({{"name", name}, {"file", file}, {"shape", t.nchw}, {"slot", buf->slot}});
   }
-  for (const auto& b : sim->inputs())
-    if (!bound.count(b.name))
-      return fail(model, fmt::format("missing input '{}' (give -i {}=FILE.npy)", b.name, b.name));
+  if (auto st = sim->check_inputs(); !st) return fail(model, st.error().str());
 
   ordered_json tasks_json = ordered_json::array();
   auto hook = [&](const ane::sim::TraceRecord& r) {
-    if (json) tasks_json.push_back(trace_json(r));
+    if (json) tasks_json.push_back(ordered_json::parse(r.json()));
     if (trace) fmt::print(json ? stderr : stdout, "{}\n", r.line());
   };
   if (auto st = sim->run(trace || json ? ane::sim::TraceHook(hook) : ane::sim::TraceHook()); !st)
@@ -253,7 +234,7 @@ int main(int argc, char** argv) {
     const std::array<uint64_t, 4> dims = {t->nchw[0], t->nchw[1], t->nchw[2], t->nchw[3]};
     if (auto st = ane::npy::save_f16(path, t->data, dims); !st) return fail(path, st.error().str());
     ordered_json o = {{"name", b.name}, {"file", path}, {"shape", t->nchw}, {"slot", b.slot}};
-    o.update(tensor_summary(*t));
+    if (json) o.update(tensor_summary(*t));  // only --json shows it
     if (!json) fmt::print("{} -> {} {}\n", b.name, path, shape_text(t->nchw));
     if (!expect_dir.empty()) {
       const std::string want = (std::filesystem::path(expect_dir) / (file + ".npy")).string();
