@@ -196,6 +196,7 @@ py::object run(const ProgramRef& p, const py::dict& inputs, bool trace, const py
                         : ane::sim::TraceHook());
   }
   check(ran, path);
+  sim.machine().release_working_memory();  // the outputs are in the slots now
   py::dict outs;
   for (const auto& b : sim.outputs()) {
     auto t = take(sim.read_buffer(b.name), path);

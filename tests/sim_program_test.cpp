@@ -177,6 +177,12 @@ TEST(SimProgram, GemmWithUniformAndNonUniformWeights) {
   ASSERT_EQ(error_of(sim->set_input("image", tensor({1, 512, 1, 1}, std::vector<float>(512, 3)))), "");
   ASSERT_EQ(error_of(sim->run()), "");
   EXPECT_EQ(values(*sim->read_buffer("probs@output")), std::vector<float>(512, 768.0f));
+  // Releasing the working memory keeps the outputs; a second run allocates
+  // again and computes the same.
+  sim->machine().release_working_memory();
+  EXPECT_EQ(values(*sim->read_buffer("probs@output")), std::vector<float>(512, 768.0f));
+  ASSERT_EQ(error_of(sim->run()), "");
+  EXPECT_EQ(values(*sim->read_buffer("probs@output")), std::vector<float>(512, 768.0f));
 
   put_u16(bytes, konst->offset + 2 * 1000, float_to_fp16(0.25f));
   p = parse_program(bytes, "gemm_nz_one_off");

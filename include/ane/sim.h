@@ -161,6 +161,11 @@ class Machine {
   Status run_task(const RegisterImage& regs, uint32_t index, uint64_t text_offset = 0,
                   const TraceHook& trace = {});
   void clear_l2();
+  // Frees what the machine keeps between tasks beyond the slot memories: the
+  // L2 results and the pooled working buffers (kept so that a chain or a
+  // benchmark loop does not fault in fresh pages per task). For after the
+  // last task, before the outputs are gathered: it lowers the peak memory.
+  void release_working_memory();
 
   // Slot k shares the memory of slot `target` (two slot-table entries with
   // one address). A later set_slot on either one ends the sharing.

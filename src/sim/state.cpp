@@ -134,6 +134,10 @@ const std::vector<uint8_t>* Machine::slot(int k) const {
 uint64_t Machine::slot_bytes() const { return state_->slot_bytes(); }
 uint64_t Machine::peak_bytes() const { return std::max(state_->peak, state_->held_bytes()); }
 void Machine::clear_l2() { state_->l2.clear(); }
+void Machine::release_working_memory() {
+  state_->l2.clear();
+  state_->pool.clear();
+}
 const Options& Machine::options() const { return state_->opts; }
 
 }  // namespace ane::sim

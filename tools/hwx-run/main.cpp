@@ -172,9 +172,12 @@ int main(int argc, char** argv) {
   if (!format.empty()) open.format = format == "hwx" ? ane::ContainerFormat::Hwx : ane::ContainerFormat::Anec;
   open.descriptor_path = descriptor;
   open.descriptor_entry = entry;
-  auto program = ane::open_program(model, open);
-  if (!program) return fail(model, program.error().str());
-  auto sim = ane::sim::Simulator::create(*program, opts);
+  // The simulator copies what it needs: the program is dropped before the run.
+  auto sim = [&]() -> ane::Expected<ane::sim::Simulator> {
+    auto program = ane::open_program(model, open);
+    if (!program) return program.error();
+    return ane::sim::Simulator::create(*program, opts);
+  }();
   if (!sim) return fail(model, sim.error().str());
 
   ordered_json inputs_json = ordered_json::array();
@@ -217,6 +220,7 @@ int main(int argc, char** argv) {
   };
   if (auto st = sim->run(trace || json ? ane::sim::TraceHook(hook) : ane::sim::TraceHook()); !st)
     return fail(model, st.error().str());
+  sim->machine().release_working_memory();  // the outputs are in the slots now
 
   std::error_code ec;
   std::filesystem::create_directories(outdir, ec);
