@@ -1,5 +1,6 @@
 // The output rounding rules, the option parser and the sigmoid table: the
 // pieces every unit's numerics rest on (fp16 conversions: tests/core_test.cpp).
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "../src/sim/lut.h"
+#include "../src/sim/mac.h"
 #include "../src/sim/numerics.h"
 #include "ane/dump.h"
 #include "ane/fp16.h"
@@ -122,3 +124,57 @@ TEST(SimLut, GeneralReadingOfTheSigmoidTable) {
 
 }  // namespace
 }  // namespace ane
+
+// The ordered MAC's vector paths (generic, AVX2, AVX-512) against a plain
+// loop of section 9's definition: each output starts at its bias and adds
+// w * x in input-channel order, rounding each sum to the accumulator type.
+// Every path must give exactly those bits, on shapes that leave partial
+// register blocks at both edges.
+TEST(OrderedMac, EveryVectorPathGivesTheDefinitionsBits) {
+  using ane::sim::detail::OrderedIsa;
+  std::mt19937 rng(11);
+  auto fp16_value = [&](float scale) {
+    // Mostly ordinary values, some subnormal, some large: sums that round.
+    const uint32_t pick = rng() % 16;
+    const float v = pick == 0 ? ane::fp16_to_float(static_cast<uint16_t>(rng() % 0x400))
+                    : pick == 1 ? 60000.0f * (rng() % 2 ? 1 : -1)
+                                : std::uniform_real_distribution<float>(-scale, scale)(rng);
+    return ane::fp16_to_float(ane::float_to_fp16(v));
+  };
+  struct Shape {
+    uint32_t cout, cin;
+    uint64_t hw;
+  };
+  for (const Shape s : {Shape{13, 7, 37}, Shape{64, 300, 250}, Shape{25, 64, 4200}, Shape{1, 1, 1}}) {
+    std::vector<float> x(uint64_t{s.cin} * s.hw), w(uint64_t{s.cout} * s.cin), bias(s.cout);
+    for (float& v : x) v = fp16_value(4);
+    for (float& v : w) v = fp16_value(1);
+    for (float& v : bias) v = fp16_value(8);
+    std::vector<float> want(uint64_t{s.cout} * s.hw);
+    std::vector<double> want_d(want.size());
+    for (uint32_t oc = 0; oc < s.cout; ++oc)
+      for (uint64_t p = 0; p < s.hw; ++p) {
+        float acc = bias[oc];
+        double acc_d = bias[oc];
+        for (uint32_t ic = 0; ic < s.cin; ++ic) {
+          acc += w[uint64_t{oc} * s.cin + ic] * x[ic * s.hw + p];
+          acc_d += double(w[uint64_t{oc} * s.cin + ic]) * double(x[ic * s.hw + p]);
+        }
+        want[uint64_t{oc} * s.hw + p] = acc;
+        want_d[uint64_t{oc} * s.hw + p] = acc_d;
+      }
+    for (OrderedIsa isa : {OrderedIsa::Generic, OrderedIsa::Avx2, OrderedIsa::Avx512}) {
+      if (!ane::sim::detail::force_ordered_isa(isa)) continue;  // the CPU lacks it
+      std::vector<float> y(want.size());
+      std::vector<double> yd(want.size());
+      ane::sim::detail::mac_ordered<float>(x.data(), w.data(), bias.data(), s.cout, s.cin, s.hw, false, y.data());
+      ane::sim::detail::mac_ordered<double>(x.data(), w.data(), bias.data(), s.cout, s.cin, s.hw, false, yd.data());
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(want[i]))
+            << "isa " << int(isa) << " shape " << s.cout << "x" << s.cin << "x" << s.hw << " at " << i;
+        ASSERT_EQ(std::bit_cast<uint64_t>(yd[i]), std::bit_cast<uint64_t>(want_d[i])) << "isa " << int(isa) << " at " << i;
+      }
+    }
+    ane::sim::detail::force_ordered_isa(OrderedIsa::Best);
+  }
+}

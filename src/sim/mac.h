@@ -21,4 +21,10 @@ template <typename Acc>
 void mac_ordered(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
                  bool round_products, Acc* y);
 
+// The vector code the ordered paths run: the widest the CPU has (Best), or
+// one named (tests check that every one gives the same bits). Returns false,
+// changing nothing, when the CPU lacks it. Not thread-safe: tests only.
+enum class OrderedIsa { Best, Generic, Avx2, Avx512 };
+bool force_ordered_isa(OrderedIsa isa);
+
 }  // namespace ane::sim::detail
