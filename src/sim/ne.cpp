@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "mac.h"
 #include "numerics.h"
@@ -29,24 +30,43 @@ Status widen(Values& v, Workspace& ws, uint32_t task) {
   return Ok{};
 }
 
+// fn(begin, end) over [0, n), on two threads once n is large: each value is
+// computed alone, so the split cannot change a result.
+template <typename Fn>
+void on_two_threads(uint64_t n, Fn fn) {
+  if (n < (uint64_t{1} << 16)) {
+    fn(0, n);
+    return;
+  }
+  std::thread t([&] { fn(0, n / 2); });
+  fn(n / 2, n);
+  t.join();
+}
+
 // The table lookup on every value; notes the LUT model when an input falls
 // between nodes of the sigmoid grid (at nodes every model agrees).
 void apply_lut(Buf<double>& d, const LutReading& lut, const Options& opts, std::vector<std::string>& notes) {
   if (!lut.is_sigmoid) {
     // Only the sigmoid table has an alternative model (lut=ideal); every
     // other table is read linearly between its nodes.
-    for (double& v : d) v = lut_eval(lut, v);
+    on_two_threads(d.size(), [&](uint64_t b, uint64_t e) {
+      for (uint64_t i = b; i < e; ++i) d[i] = lut_eval(lut, d[i]);
+    });
     notes.push_back("lut=linear");
     if (opts.numerics.lut == Numerics::Lut::Ideal) notes.push_back("lut=ideal needs the sigmoid table: read linearly");
     return;
   }
   const bool ideal = opts.numerics.lut == Numerics::Lut::Ideal;
-  bool off_node = false;
-  for (double& v : d) {
-    off_node |= !std::isnan(v) && !lut_at_node(lut, v);
-    v = ideal ? lut_ideal_sigmoid(v) : lut_eval(lut, v);
-  }
-  if (off_node) notes.push_back(ideal ? "lut=ideal" : "lut=linear");
+  bool off_node[2] = {false, false};
+  on_two_threads(d.size(), [&](uint64_t b, uint64_t e) {
+    bool off = false;
+    for (uint64_t i = b; i < e; ++i) {
+      off |= !std::isnan(d[i]) && !lut_at_node(lut, d[i]);
+      d[i] = ideal ? lut_ideal_sigmoid(d[i]) : lut_eval(lut, d[i]);
+    }
+    off_node[b == 0 ? 0 : 1] |= off;
+  });
+  if (off_node[0] || off_node[1]) notes.push_back(ideal ? "lut=ideal" : "lut=linear");
 }
 
 // Post stage shared by both NE modes. `scale_exact_in_fp32`: x * PostScale
