@@ -127,6 +127,28 @@ TEST(Fp16, TiesGoToEvenInBothEncoders) {
   }
 }
 
+// The bulk encoder (F16C's VCVTPS2PH where the CPU has it, else the portable
+// loop) against the scalar one at every rounding boundary, both signs: each
+// tie, the floats just below and above it, and the overflow threshold.
+TEST(Fp16, BulkEncoderAgreesAtEveryRoundingBoundary) {
+  std::vector<float> floats;
+  for (uint32_t h = 0; h < 0x7bff; ++h) {
+    const float mid = static_cast<float>((double(fp16_to_float(static_cast<uint16_t>(h))) +
+                                          double(fp16_to_float(static_cast<uint16_t>(h + 1)))) / 2);
+    for (float f : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f)}) {
+      floats.push_back(f);
+      floats.push_back(-f);
+    }
+  }
+  for (float f : {65504.0f, 65519.0f, 65520.0f, std::nextafter(65520.0f, 0.0f), 1e9f})
+    for (float g : {f, -f}) floats.push_back(g);
+  Bytes out(2 * floats.size());
+  float_to_fp16_n(floats.data(), out.data(), floats.size());
+  for (size_t i = 0; i < floats.size(); ++i)
+    ASSERT_EQ(static_cast<uint16_t>(out[2 * i] | out[2 * i + 1] << 8), float_to_fp16(floats[i]))
+        << std::hexfloat << floats[i];
+}
+
 TEST(Fp16, EncodersAgreeWithTheArithmeticReference) {
   std::mt19937_64 rng(12345);
   std::vector<float> floats;
