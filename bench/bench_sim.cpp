@@ -141,6 +141,20 @@ double sgemm_seconds(int M, int N, int K) {
   return t;
 }
 
+// Total seconds `fn` took over the benchmark's iterations (its setup, done
+// before, is not timed).
+template <typename Fn>
+double timed_iterations(benchmark::State& state, Fn&& fn) {
+  double total = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto result = fn();
+    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    benchmark::DoNotOptimize(result);
+  }
+  return total;
+}
+
 // Counters: GMAC/s of the simulator and of the BLAS, their ratio, memory.
 void report(benchmark::State& state, double macs, double sim_seconds, double blas_seconds, uint64_t peak,
             uint64_t program) {
@@ -168,13 +182,7 @@ void bm_sim_conv(benchmark::State& state) {
   }
   const double macs = double(kC) * kC * kH * kW;
   const double blas = sgemm_seconds(kC, kH * kW, kC);
-  double sim_total = 0;
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto s = m.run_task(task, 0);
-    sim_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    benchmark::DoNotOptimize(s);
-  }
+  const double sim_total = timed_iterations(state, [&] { return m.run_task(task, 0); });
   report(state, macs, sim_total, blas, m.peak_bytes(), m.slot_bytes());
 }
 
@@ -226,13 +234,7 @@ void bm_sim_conv3x3(benchmark::State& state) {
                 col.data(), int(hw), 0.0f, y.data(), int(hw));
   });
   benchmark::DoNotOptimize(y.data());
-  double sim_total = 0;
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto s = m.run_task(task, 0);
-    sim_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    benchmark::DoNotOptimize(s);
-  }
+  const double sim_total = timed_iterations(state, [&] { return m.run_task(task, 0); });
   report(state, double(kC3) * red * hw, sim_total, cpu, m.peak_bytes(), m.slot_bytes());
 }
 
@@ -258,13 +260,7 @@ void bm_sim_gemm_corpus(benchmark::State& state) {
   }
   const double macs = 512.0 * 512.0;
   const double blas = sgemm_seconds(512, 1, 512);
-  double sim_total = 0;
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto s = sim->run();
-    sim_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    benchmark::DoNotOptimize(s);
-  }
+  const double sim_total = timed_iterations(state, [&] { return sim->run(); });
   report(state, macs, sim_total, blas, sim->machine().peak_bytes(), sim->machine().slot_bytes());
 }
 

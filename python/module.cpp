@@ -150,8 +150,8 @@ ane::sim::Tensor input_tensor(const std::string& where, const std::string& name,
   const std::string dtype = py::str(a.dtype());
   ane::sim::Tensor t;
   const auto n = static_cast<size_t>(a.size());
-  t.nchw = {1, 1, 1, static_cast<uint32_t>(n)};
   if (n > UINT32_MAX) raise(where + ": input '" + name + "': more than 2^32 elements");
+  t.nchw = {1, 1, 1, static_cast<uint32_t>(n)};
   t.data.resize(n);
   if (dtype == "float16") {
     auto bits = py::array_t<uint16_t, py::array::c_style | py::array::forcecast>::ensure(a.attr("view")("uint16"));

@@ -73,17 +73,7 @@ Decoded decode(const oracle::Fixture& f, const Bytes& kernel) {
 TEST_P(OracleConv, TranscriptionAgreesWithTheRecord) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
-  ASSERT_EQ(f->tasks.size(), f->task_count);
-  for (const auto& t : f->tasks) {
-    uint32_t words = 10;
-    for (const auto& r : t.records) {
-      EXPECT_EQ(r.words.size(), r.count) << std::hex << r.address;
-      EXPECT_EQ(r.header, ((r.count - 1) << 26) | r.address) << std::hex << r.address;
-      words += 1 + r.count;
-    }
-    EXPECT_EQ(4 * words, t.size);
-  }
-  EXPECT_EQ(f->tasks[0].size, 4 * (f->words_minus_one + 1));
+  ASSERT_NO_FATAL_FAILURE(oracle::expect_tasks_match_record(*f));
   // Tensor descriptors: binding 1 is the input, 2 the output, laid out by
   // the compiler's row/plane rule.
   ASSERT_EQ(f->tensors.size(), 2u);

@@ -207,6 +207,20 @@ ConvRecord ConvRecord::of(const Fixture& f) {
   return c;
 }
 
+void expect_tasks_match_record(const Fixture& f) {
+  ASSERT_EQ(f.tasks.size(), f.task_count);
+  for (const auto& t : f.tasks) {
+    uint32_t words = 10;  // the task header
+    for (const auto& r : t.records) {
+      EXPECT_EQ(r.words.size(), r.count) << std::hex << r.address;
+      EXPECT_EQ(r.header, ((r.count - 1) << 26) | r.address) << std::hex << r.address;
+      words += 1 + r.count;
+    }
+    EXPECT_EQ(4 * words, t.size);
+  }
+  EXPECT_EQ(f.tasks[0].size, 4 * (f.words_minus_one + 1));
+}
+
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string n = info.param.substr(info.param.rfind('/') + 1);
   n = n.substr(0, n.size() - 3);

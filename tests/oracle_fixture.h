@@ -63,6 +63,10 @@ struct Fixture {
 Expected<Fixture> load_fixture(const std::string& path);
 // Every *.fx under dir, sorted by name.
 std::vector<std::string> fixture_files(const std::string& dir);
+// The transcribed task words against the record's own figures (gtest
+// expectations): the task count, each stream header re-encoding its address
+// and word count, each task's size, and task 0's words_minus_one.
+void expect_tasks_match_record(const Fixture& f);
 // A test name for a fixture path: the record's name, in identifier characters.
 std::string test_name(const ::testing::TestParamInfo<std::string>& info);
 

@@ -21,7 +21,6 @@ usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs 
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -154,12 +153,20 @@ JOBS = {"conv1x1": make_conv1x1, "gemm": make_gemm, "chain": make_chain, "tanh":
 
 
 def timed(cmd):
-    """Wall seconds and the child's max RSS (KiB) of one process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall seconds of one process."""
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    return wall, max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    return time.perf_counter() - start
+
+
+def peak_mib(cmd):
+    """The process's peak RSS, from a fresh interpreter (RUSAGE_CHILDREN keeps
+    the largest child ever waited for)."""
+    out = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys; "
+                          "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+                          "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", *cmd],
+                         check=True, capture_output=True, text=True)
+    return int(out.stdout) / 1024
 
 
 def main():
@@ -180,20 +187,11 @@ def main():
             job = [sys.executable, str(d / "job.py"), str(d)]
             timed(hwx), timed(job)  # warm the page cache and the interpreter's files
             th, tn = [], []
-            # Peak memory per side: ru_maxrss of RUSAGE_CHILDREN is the largest
-            # child so far, so each side is measured in a fresh interpreter.
             for _ in range(args.runs):
-                th.append(timed(hwx)[0])
-                tn.append(timed(job)[0])
-            rss = {}
-            for side, cmd in (("hwx", hwx), ("numpy", job)):
-                out = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys; "
-                                      "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-                                      "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", *cmd],
-                                     check=True, capture_output=True, text=True)
-                rss[side] = int(out.stdout) / 1024
+                th.append(timed(hwx))
+                tn.append(timed(job))
             mh, mn = statistics.median(th) * 1e3, statistics.median(tn) * 1e3
-            print(f"{name:8} {mh:11.1f} {mn:9.1f} {mn / mh:14.2f} {rss['hwx']:12.0f} {rss['numpy']:10.0f}")
+            print(f"{name:8} {mh:11.1f} {mn:9.1f} {mn / mh:14.2f} {peak_mib(hwx):12.0f} {peak_mib(job):10.0f}")
 
 
 if __name__ == "__main__":

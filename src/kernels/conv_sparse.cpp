@@ -70,20 +70,19 @@ struct SparseLayout {
 SparseLayout sparse_layout(const ConvKernelShape& s) {
   SparseLayout l;
   l.pos = positions(s);
+  const uint32_t n = s.depthwise ? 1 : 1u << s.ocg;  // channels per stream
+  l.slots = std::max(n, s.small_source ? 4u : 2u);
   if (s.depthwise) {
     l.inputs = 1;
     for (int lane = 0; lane < kKernelLanes; ++lane)
       for (uint64_t oc = lane; oc < s.cout; oc += kKernelLanes) l.streams.push_back({lane, oc, 1, false});
   } else {
     // check_conv_kernel: cout == 16 << ocg, one chunk per group.
-    const uint32_t n = 1u << s.ocg;
     l.inputs = s.cin;
     for (int lane = 0; lane < kKernelLanes; ++lane)
       for (uint32_t g = 0; g < s.groups; ++g)
         l.streams.push_back({lane, uint64_t{g} * s.cout + uint64_t(lane) * n, n, true});
   }
-  const uint32_t n = s.depthwise ? 1 : 1u << s.ocg;
-  l.slots = std::max(n, s.small_source ? 4u : 2u);
   return l;
 }
 
