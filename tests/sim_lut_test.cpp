@@ -22,35 +22,37 @@ using test::set;
 
 constexpr uint32_t kH = 256, kW = 256;  // 65536 inputs: every fp16 pattern once
 
-// Every fp16 pattern through a table task; returns the outputs in input order.
-std::vector<uint16_t> run_table(const lut::Table& t, std::string* error = nullptr) {
-  RegisterImage r = test::pass_task(1, kH, kW, 2);
+// Every fp16 pattern through a table task (`copies` times over, one after the
+// other); returns the outputs in input order.
+std::vector<uint16_t> run_table(const lut::Table& t, std::string* error = nullptr, uint32_t copies = 1) {
+  const uint32_t rows = kH * copies;
+  RegisterImage r = test::pass_task(1, rows, kW, 2);
   sim::Machine m;
   std::vector<uint8_t> k(0x80);
   for (int i = 0; i < 64; ++i) test::put16(k, 2 * i, t[i]);
   m.set_slot(1, k);
-  std::vector<uint8_t> x(kH * test::row_bytes(kW));
-  for (uint32_t i = 0; i < kH * kW; ++i) test::put16(x, i * 2, static_cast<uint16_t>(i));
+  std::vector<uint8_t> x(rows * test::row_bytes(kW));
+  for (uint32_t i = 0; i < rows * kW; ++i) test::put16(x, i * 2, static_cast<uint16_t>(i));
   m.set_slot(5, x);
   m.set_slot(4, x.size());
   const std::string e = error_of(m.run_task(r, 0));
   if (error) *error = e;
   std::vector<uint16_t> out;
   if (!e.empty()) return out;
-  for (uint32_t i = 0; i < kH * kW; ++i) out.push_back(test::get16(*m.slot(4), i * 2));
+  for (uint32_t i = 0; i < rows * kW; ++i) out.push_back(test::get16(*m.slot(4), i * 2));
   return out;
 }
 
 // Bit-exact agreement (both compute in double and round once); NaN results
 // compare as NaN.
-void expect_same(const lut::Table& t, const char* name) {
+void expect_same(const lut::Table& t, const char* name, uint32_t copies = 1) {
   SCOPED_TRACE(name);
   std::string why;
   ASSERT_TRUE(lut::valid(t, &why)) << why;
-  const auto got = run_table(t);
-  ASSERT_EQ(got.size(), 65536u);
+  const auto got = run_table(t, nullptr, copies);
+  ASSERT_EQ(got.size(), 65536u * copies);
   int bad = 0;
-  for (uint32_t x = 0; x < 65536; ++x) {
+  for (uint32_t x = 0; x < 65536u * copies; ++x) {
     const uint16_t want = lut::eval_fp16(t, static_cast<uint16_t>(x));
     const bool both_nan = fp16_is_nan(want) && fp16_is_nan(got[x]);
     if (!both_nan && got[x] != want && bad++ < 5)
@@ -82,6 +84,15 @@ TEST(SimLutTable, EveryTransformAgreesWithTheReferenceOnEveryFp16Input) {
   expect_same(plain, "plain grid with lines");
   plain[41] = 0xffff;
   expect_same(plain, "step 2");
+}
+
+// Large tensors take another path (the chain evaluated once per fp16 pattern,
+// then looked up): the same bits, on every pattern, in every copy.
+TEST(SimLutTable, LargeTensorsGiveTheSameBitsAsSmallOnes) {
+  expect_same(lut::exp2_table(), "exp2, 4 copies", 4);
+  expect_same(lut::recip_table(), "reciprocal, 4 copies", 4);
+  expect_same(lut::tanh_table(), "tanh, 4 copies", 4);
+  expect_same(lut::centred_table(sigmoid, 1, -9, 9, 0, 0x3c00), "centred, 4 copies", 4);
 }
 
 TEST(SimLutTable, EveryCorpusTableAgreesWithTheReference) {

@@ -14,6 +14,8 @@ Jobs:
   chain     the mlp example's network scaled up: conv 512 -> 512 + bias + ReLU,
             + a second input, sigmoid, on one row of 256 (three tasks, two outputs)
   tanh      eiln's Apple-compiled tanh kernel on 2560 x 1600 (../shared anec)
+  add       eiln's add kernel: two 2560 x 1600 inputs through the planar engine
+  sigmoid   eiln's sigmoid kernel: a table task into L2, then a planar-engine task
 
 usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs a,b]
        (a python3 with numpy; BUILD_DIR defaults to build; the corpus jobs need
@@ -149,7 +151,39 @@ np.save(f"{d}/out.npy", np.tanh(np.load(f"{d}/x.npy").astype(np.float32)).astype
             "-i", f"src0={d}/x.npy", "-o", str(d / "out")]
 
 
-JOBS = {"conv1x1": make_conv1x1, "gemm": make_gemm, "chain": make_chain, "tanh": make_tanh}
+def make_add(d, build):
+    model = SHARED / "corpus/anec/binary/add.bin"
+    if not model.exists():
+        return None
+    rng = np.random.default_rng(8)
+    for name in ("a", "b"):
+        np.save(d / f"{name}.npy", rng.uniform(-100, 100, (1, 1, 2560, 1600)).astype(np.float16))
+    (d / "job.py").write_text("""import sys, numpy as np
+d = sys.argv[1]
+a = np.load(f"{d}/a.npy").astype(np.float32)
+b = np.load(f"{d}/b.npy").astype(np.float32)
+np.save(f"{d}/out.npy", (a + b).astype(np.float16))
+""")
+    return [f"{build}/hwx-run", str(model), "--descriptor", str(SHARED / "corpus/anec/MANIFEST.json"),
+            "-i", f"src0={d}/a.npy", "-i", f"src1={d}/b.npy", "-o", str(d / "out")]
+
+
+def make_sigmoid(d, build):
+    model = SHARED / "corpus/anec/unary/sigmoid.bin"
+    if not model.exists():
+        return None
+    np.save(d / "x.npy", np.random.default_rng(9).uniform(-8, 8, (1, 1, 2560, 1600)).astype(np.float16))
+    (d / "job.py").write_text("""import sys, numpy as np
+d = sys.argv[1]
+x = np.load(f"{d}/x.npy").astype(np.float32)
+np.save(f"{d}/out.npy", (1 / (1 + np.exp(-x))).astype(np.float16))
+""")
+    return [f"{build}/hwx-run", str(model), "--descriptor", str(SHARED / "corpus/anec/MANIFEST.json"),
+            "-i", f"src0={d}/x.npy", "-o", str(d / "out")]
+
+
+JOBS = {"conv1x1": make_conv1x1, "gemm": make_gemm, "chain": make_chain, "tanh": make_tanh, "add": make_add,
+        "sigmoid": make_sigmoid}
 
 
 def timed(cmd):

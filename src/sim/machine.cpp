@@ -167,11 +167,16 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
       bv = *m;
       gather(*b, bv->data(), ftz, count, subnormal_inputs);
     }
-    auto out = ws.doubles(p.out.dims.elements(), "the planar-engine result", index);
-    if (!out) return out.error();
-    pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, (*out)->data(), (*out)->size());
-    y.wide = true;
-    y.d = *out;
+    // In place: each result needs only its own operands.
+    Buf<float>* out = *x;
+    if (out->size() != p.out.dims.elements()) {
+      auto o = ws.floats(p.out.dims.elements(), "the planar-engine result", index);
+      if (!o) return o.error();
+      out = *o;
+    }
+    pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, out->data(), out->size());
+    y.wide = false;
+    y.f = out;
   } else if (p.engine == Engine::PeReduce) {
     auto out = ws.doubles(p.out.dims.elements(), "the reduction result", index);
     if (!out) return out.error();

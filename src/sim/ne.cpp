@@ -4,11 +4,12 @@
 #include "ne.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <thread>
 
 #include "mac.h"
 #include "numerics.h"
+#include "two_threads.h"
 #include "window.h"
 
 namespace ane::sim::detail {
@@ -28,19 +29,6 @@ Status widen(Values& v, Workspace& ws, uint32_t task) {
   v.f = nullptr;
   v.wide = true;
   return Ok{};
-}
-
-// fn(begin, end) over [0, n), on two threads once n is large: each value is
-// computed alone, so the split cannot change a result.
-template <typename Fn>
-void on_two_threads(uint64_t n, Fn fn) {
-  if (n < (uint64_t{1} << 16)) {
-    fn(0, n);
-    return;
-  }
-  std::thread t([&] { fn(0, n / 2); });
-  fn(n / 2, n);
-  t.join();
 }
 
 // The table lookup on every value; notes the LUT model when an input falls
@@ -67,6 +55,80 @@ void apply_lut(Buf<double>& d, const LutReading& lut, const Options& opts, std::
     off_node[b == 0 ? 0 : 1] |= off;
   });
   if (off_node[0] || off_node[1]) notes.push_back(ideal ? "lut=ideal" : "lut=linear");
+}
+
+// One value of a pass-through task with a table, as post_stage computes it in
+// fp64: + AccBias, x PostScale, the table.
+struct TableChain {
+  const NePlan& p;
+  const LutReading& lut;
+  bool ideal;
+  double acc_bias, scale;
+  bool unit;
+  double operator()(float x, bool& off_node) const {
+    double v = x;
+    if (p.acc_bias) v += acc_bias;
+    if (!unit) v *= scale;
+    if (lut.is_sigmoid) {
+      off_node |= !std::isnan(v) && !lut_at_node(lut, v);
+      return ideal ? lut_ideal_sigmoid(v) : lut_eval(lut, v);
+    }
+    return lut_eval(lut, v);
+  }
+};
+
+// A pass-through task with a table, in place on fp32 values that the output
+// rounds to fp16: each result is stored as its fp16_proxy, so no fp64 copy
+// of the tensor is needed. Source values are fp16 (tile DMA or L2), so on a
+// large tensor the chain is evaluated once per fp16 bit pattern and looked
+// up; a value that is not an fp16 takes the chain directly. Either way each
+// value goes through the same fp64 function: the same bits.
+void table_pass(Buf<float>& x, const NePlan& p, const LutReading& lut, const Options& opts,
+                std::vector<std::string>& notes) {
+  const TableChain chain{p, lut, opts.numerics.lut == Numerics::Lut::Ideal, fp16_to_float(p.acc_bias),
+                         fp16_to_float(p.post_scale), p.post_scale == 0x3c00};
+  const uint64_t n = x.size();
+  bool off_node[2] = {false, false};
+  if (n < (uint64_t{1} << 17)) {
+    for (uint64_t i = 0; i < n; ++i) x[i] = fp16_proxy(chain(x[i], off_node[0]));
+  } else {
+    std::vector<float> memo(65536);
+    std::vector<uint8_t> memo_off(lut.is_sigmoid ? 65536 : 0);
+    on_two_threads(65536, [&](uint64_t b, uint64_t e) {
+      for (uint64_t h = b; h < e; ++h) {
+        bool off = false;
+        memo[h] = fp16_proxy(chain(fp16_to_float(static_cast<uint16_t>(h)), off));
+        if (lut.is_sigmoid) memo_off[h] = off;
+      }
+    });
+    on_two_threads(n, [&](uint64_t b, uint64_t e) {
+      constexpr uint64_t kBlock = 2048;
+      uint16_t bits[kBlock];
+      float back[kBlock];
+      bool off = false;
+      for (uint64_t at = b; at < e; at += kBlock) {
+        const uint64_t len = std::min(kBlock, e - at);
+        float* v = x.data() + at;
+        float_to_fp16_n(v, bits, len);
+        fp16_to_float_n(bits, back, len);
+        for (uint64_t i = 0; i < len; ++i) {
+          if (std::bit_cast<uint32_t>(back[i]) == std::bit_cast<uint32_t>(v[i])) {
+            if (lut.is_sigmoid) off |= memo_off[bits[i]] != 0;
+            v[i] = memo[bits[i]];
+          } else {
+            v[i] = fp16_proxy(chain(v[i], off));
+          }
+        }
+      }
+      off_node[b == 0 ? 0 : 1] |= off;
+    });
+  }
+  if (!lut.is_sigmoid) {
+    notes.push_back("lut=linear");
+    if (chain.ideal) notes.push_back("lut=ideal needs the sigmoid table: read linearly");
+  } else if (off_node[0] || off_node[1]) {
+    notes.push_back(chain.ideal ? "lut=ideal" : "lut=linear");
+  }
 }
 
 // Post stage shared by both NE modes. `scale_exact_in_fp32`: x * PostScale
@@ -129,6 +191,10 @@ Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutReading* lut, const Op
                uint32_t task, Values& out, std::vector<std::string>& notes) {
   out.wide = false;
   out.f = x;
+  if (p.ne.nonlinear == 2 && lut) {
+    table_pass(*x, p.ne, *lut, opts, notes);
+    return Ok{};
+  }
   const uint64_t hw = uint64_t{p.a.dims.h} * p.a.dims.w;
   return post_stage(out, p, nullptr, hw, true, lut, opts, ws, task, notes);
 }

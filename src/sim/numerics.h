@@ -2,6 +2,7 @@
 // options (section 9) choose. Everything here is exact or rounds once, RNE.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -38,6 +39,18 @@ inline uint16_t finish_fp16(uint16_t h, bool was_inf, const Numerics& n, RoundCo
     if (n.subnormals == Numerics::Subnormals::FlushToZero) h &= 0x8000u;
   }
   return h;
+}
+
+// A float that the output rounding (tile_dma_out / round_to_fp16, options
+// included) turns into exactly the fp16 it makes of v: v rounded to fp16 once,
+// except that a finite v beyond the fp16 range stays finite (65536), so that
+// overflow=saturate and the overflow count still see a finite overflow. Lets
+// a unit that computes in fp64 store its result in fp32 without a second
+// rounding.
+inline float fp16_proxy(double v) {
+  if (std::isinf(v)) return static_cast<float>(v);
+  if (std::fabs(v) >= 65520.0) return std::copysign(65536.0f, static_cast<float>(v));
+  return fp16_to_float(double_to_fp16(v));
 }
 
 // Input-side subnormal handling (inputs and weights): counts, and flushes

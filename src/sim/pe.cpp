@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "ane/fp16.h"
+#include "numerics.h"
+#include "two_threads.h"
 
 namespace ane::sim::detail {
 
@@ -20,21 +22,24 @@ double fp32_bits(uint32_t w) {
 inline double nan_max(double x, double y) { return std::isnan(x) || std::isnan(y) ? x + y : (x > y ? x : y); }
 inline double nan_min(double x, double y) { return std::isnan(x) || std::isnan(y) ? x + y : (x < y ? x : y); }
 
+// Each value in fp64, stored as its fp16_proxy: the output rounds it once.
 template <typename Op>
-void apply(const PePlan& pe, const float* a, const float* b, double* out, size_t n, Op op) {
+void apply(const PePlan& pe, const float* a, const float* b, float* out, size_t n, Op op) {
   const double pre = fp16_to_float(pe.pre_scale), scale = fp16_to_float(pe.scale), bias = fp16_to_float(pe.bias);
   const double sign = pe.second == 3 ? -1.0 : 1.0;
-  for (size_t i = 0; i < n; ++i) {
-    const double r = b ? op(pre * a[i], sign * b[i]) : pre * a[i];
-    double y = scale * r + bias;
-    if (pe.abs) y = std::fabs(y);
-    out[i] = y;
-  }
+  on_two_threads(n, [&](uint64_t begin, uint64_t end) {
+    for (uint64_t i = begin; i < end; ++i) {
+      const double r = b ? op(pre * a[i], sign * b[i]) : pre * a[i];
+      double y = scale * r + bias;
+      if (pe.abs) y = std::fabs(y);
+      out[i] = fp16_proxy(y);
+    }
+  });
 }
 
 }  // namespace
 
-void pe_elementwise(const PePlan& pe, const float* a, const float* b, double* out, size_t n) {
+void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out, size_t n) {
   switch (b ? pe.op : 0) {
     case 0: apply(pe, a, b, out, n, [](double x, double y) { return x + y; }); break;
     case 1: apply(pe, a, b, out, n, [](double x, double y) { return x * y; }); break;

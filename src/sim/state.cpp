@@ -108,6 +108,9 @@ void Machine::set_slot(int k, uint64_t size) {
   auto memory = std::make_shared<std::vector<uint8_t>>();
   ane::detail::reserve_huge(*memory, size);
   memory->resize(size);
+  // Zeros until a task writes them: an output slot costs no memory before the
+  // output DMA (the peak of a large job is while its MAC runs).
+  ane::detail::release_zero_pages(memory->data(), size);
   state_->slots[k] = std::move(memory);
   state_->note_peak();
 }

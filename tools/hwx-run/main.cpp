@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -100,6 +104,12 @@ ane::Expected<double> compare(const std::string& name, const ane::sim::Tensor& t
 }  // namespace
 
 int main(int argc, char** argv) {
+#if defined(__GLIBC__)
+  // Large blocks (the .npy data, converted inputs) are mapped and unmapped:
+  // glibc would otherwise raise its threshold after the first free and keep
+  // later ones on the heap, holding tens of MiB through the run.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
   CLI::App app{
       "hwx-run: execute an Apple Neural Engine program (H13 / M1) on a register-level\n"
       "simulator: an .hwx, or an anec image of eiln's Linux driver (recognised by content).\n"

@@ -1,0 +1,22 @@
+// Splitting element-wise work over the machine's two cores.
+#pragma once
+
+#include <cstdint>
+#include <thread>
+
+namespace ane::sim::detail {
+
+// fn(begin, end) over [0, n), on two threads once n is large. Only for work
+// where each value is computed alone, so that the split cannot change a result.
+template <typename Fn>
+void on_two_threads(uint64_t n, Fn fn) {
+  if (n < (uint64_t{1} << 16)) {
+    fn(0, n);
+    return;
+  }
+  std::thread t([&] { fn(0, n / 2); });
+  fn(n / 2, n);
+  t.join();
+}
+
+}  // namespace ane::sim::detail
