@@ -183,10 +183,16 @@ TEST(CompilerErrors, UnsupportedParameters) {
   n.inputs[0].second = with(n.inputs[0].second, "InputRowStride", integer(100));
   EXPECT_NE(error_of(n).find("key 'InputRowStride': 100 must be a multiple of 64"), std::string::npos);
   n = base();
-  n.units = {{"x", unit("image", "Neuron", {{"Type", str("Exp2")}})}};
+  n.units = {{"x", unit("image", "Neuron", {{"Type", str("Elu")}})}};
   n.outputs = {{"x@output", output("x")}};
-  EXPECT_NE(error_of(n).find("unit 'x': key 'Params.Type': unsupported neuron type 'Exp2' (known: ReLU, Sigmoid)"),
-            std::string::npos);
+  EXPECT_NE(error_of(n).find("unit 'x': key 'Params.Type': unsupported neuron type 'Elu' (known: ReLU, Exp, Exp2, "
+                             "Frac, GELU, Int, Inv, LeakyReLU, Log2, ReLU6, Rsqrt, Sigmoid, Sign, Sqrt, Tanh)"),
+            std::string::npos)
+      << error_of(n);
+  n.units = {{"x", unit("image", "Neuron", {{"Type", str("Tanh")}, {"Alpha", integer(2)}})}};
+  EXPECT_NE(error_of(n).find("unit 'x': key 'Params.Alpha': Alpha applies to LeakyReLU only, not to 'Tanh'"),
+            std::string::npos)
+      << error_of(n);
   n.units = {{"x", unit("image", "Broadcast", {})}};
   EXPECT_NE(error_of(n).find("unit 'x': key 'Type': unsupported layer type 'Broadcast'"), std::string::npos);
   n.units = {{"x", unit("image", "GOC", {{"BiasScalar", integer(16354)}, {"ScaleScalar", integer(20544)}})}};
@@ -202,8 +208,10 @@ TEST(CompilerErrors, UnsupportedParameters) {
   n.outputs = {{"x@output", output("x")}};
   EXPECT_NE(error_of(n).find("unsupported: operands of different shapes"), std::string::npos);
   n.inputs[1].second = input(3, 1);
-  n.units = {{"x", unit2("image", "other", "ScaledElementWise", {{"Type", str("Max")}})}};
-  EXPECT_NE(error_of(n).find("unsupported element-wise operation 'Max'"), std::string::npos);
+  n.units = {{"x", unit2("image", "other", "ScaledElementWise", {{"Type", str("Pow")}})}};
+  EXPECT_NE(error_of(n).find("unsupported element-wise operation 'Pow' (known: Add, Max, Min, Mul, Sub)"),
+            std::string::npos)
+      << error_of(n);
 }
 
 TEST(CompilerErrors, XmlProblemsNameTheLine) {

@@ -68,7 +68,8 @@ struct GocParams {
 };
 
 struct NeuronParams {
-  std::string type;  // "ReLU", "Sigmoid", ...
+  std::string type;                // "ReLU", "Sigmoid", "Tanh", ...
+  std::optional<double> alpha;     // Params.Alpha: LeakyReLU's slope below 0 (libane's key)
 };
 
 struct ConcatParams {

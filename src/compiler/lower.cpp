@@ -38,7 +38,10 @@ struct Ctx {
   const Tensor& src() const { return plan.tensors[t.src]; }
   const Tensor& dst() const { return plan.tensors[t.dst]; }
   bool last() const { return index + 1 == plan.tasks.size(); }
-  bool planar() const { return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul; }
+  bool planar() const {
+    return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul || t.kind == TaskKind::PlanarMax ||
+           t.kind == TaskKind::PlanarMin;
+  }
   bool reduce() const { return t.kind == TaskKind::PlanarReduce; }
 };
 
@@ -263,9 +266,12 @@ void planar_engine(ImageWriter& w, const Ctx& c) {
   }
   if (!c.planar()) return;
   w.set("PE.Cfg.SecSrc", 2);
-  w.set("PE.Cfg.OpMode", c.t.kind == TaskKind::PlanarMul ? 1 : 0);
+  // OpMode 0 add, 1 mul, 2 max, 3 min (docs/simulator.md, "Planar engine").
+  const uint32_t op = c.t.kind == TaskKind::PlanarMul ? 1 : c.t.kind == TaskKind::PlanarMax ? 2
+                      : c.t.kind == TaskKind::PlanarMin ? 3 : 0;
+  w.set("PE.Cfg.OpMode", op);
   w.set("PE.BiasScale.Scale", c.t.scale);
-  w.set("PE.PreScale.PreScale", kFp16One);
+  w.set("PE.PreScale.PreScale", c.t.pre_scale);
   w.set("PE.FinalScale.FinalScale", kFp32One);
 }
 
@@ -274,7 +280,7 @@ void neural_engine(ImageWriter& w, const Ctx& c) {
   w.set("NE.KernelCfg.PalettizedBits", 8);
   w.set("NE.MACCfg.UnkBit20", 1);
   if (c.reduce()) return;  // the neural engine idles (records: KernelCfg 0x80, MACCfg 0x100000)
-  w.set("NE.PostScale.PostScale", kFp16One);
+  w.set("NE.PostScale.PostScale", c.t.post_scale);
   if (c.t.kind == TaskKind::Conv) {
     w.set("NE.KernelCfg.KernelFmt", kFmtFp16);
     w.set("NE.KernelCfg.SparseFmt", c.t.sparse);

@@ -297,6 +297,14 @@ class Parser {
       NeuronParams n;
       ANE_ASSIGN(t, p.string("Type", true));
       n.type = *t;
+      if (const plist::Value* a = p.find("Alpha")) {
+        if (a->kind != Kind::Real && a->kind != Kind::Integer)
+          return p.error("Alpha", fmt::format("expected <real>, found <{}>", plist::kind_name(a->kind)));
+        const double alpha = a->kind == Kind::Real ? a->real : static_cast<double>(a->integer);
+        if (!std::isfinite(alpha) || std::fabs(alpha) > 65504)
+          return p.error("Alpha", fmt::format("{} is not a finite fp16 value", alpha));
+        n.alpha = alpha;
+      }
       l.params = n;
     } else if (l.type == "Concat") {
       ConcatParams c;

@@ -36,7 +36,7 @@ struct Tensor {
   uint64_t l2_channel_stride() const { return (uint64_t{w} * 2 + 15) / 16 * 16; }
 };
 
-enum class TaskKind { Conv, Pass, PlanarAdd, PlanarMul, PlanarReduce };
+enum class TaskKind { Conv, Pass, PlanarAdd, PlanarMul, PlanarMax, PlanarMin, PlanarReduce };
 
 struct TaskPlan {
   TaskKind kind = TaskKind::Pass;
@@ -48,7 +48,8 @@ struct TaskPlan {
   bool concat_last_piece = false;   // L2 alias bits cleared
 
   // NE
-  uint32_t nonlinear = 0;  // 0 none, 1 ReLU, 2 table (sigmoid)
+  uint32_t nonlinear = 0;       // 0 none, 1 ReLU, 2 lookup table
+  uint16_t post_scale = 0x3c00; // NE.PostScale (fp16): the input scale before a table
   // Conv: Cin/Cout of all groups; the window; the grouping
   uint32_t cin = 0, cout = 0;
   bool bias = false;
@@ -65,6 +66,7 @@ struct TaskPlan {
   uint32_t ocg_size = 0;
   // PE
   uint16_t scale = 0x3c00;
+  uint16_t pre_scale = 0x3c00;       // PE.PreScale on the first source (Sub: -1)
   bool reduce_max = false;           // PlanarReduce: max (else sum)
   uint32_t final_scale = 0x3f800000; // PlanarReduce: fp32 1/N for a mean
 };
@@ -87,7 +89,5 @@ Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t 
 Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const std::vector<RegisterImage>& images,
                                      const std::string& ident);
 
-// Apple's sigmoid lookup table, 0x80 bytes (plist-to-hwx.md section 7.2).
-std::span<const uint8_t> sigmoid_table();
 
 }  // namespace ane::compiler

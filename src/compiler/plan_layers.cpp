@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ane/neuron_tables.h"
 #include "planner.h"
 
 namespace ane::compiler {
@@ -234,19 +235,33 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
   t.kind = TaskKind::Pass;
   t.unit = l.name;
   t.src = *src;
+  if (p.alpha && p.type != "LeakyReLU")
+    return fail(l.at("Params.Alpha"), fmt::format("Alpha applies to LeakyReLU only, not to '{}'", p.type));
   if (p.type == "ReLU") {
     t.nonlinear = 1;
     ul.rule = "ReLU: neural-engine pass-through with NonlinearMode 1";
-  } else if (p.type == "Sigmoid") {
+  } else if (auto table = neuron_table(p.type, NeuronArgs{p.alpha.value_or(0.01)})) {
     t.nonlinear = 2;
-    const auto table = sigmoid_table();
-    t.kernel.assign(table.begin(), table.end());
+    t.post_scale = table->post_scale;
+    for (uint16_t s : table->slots) {
+      t.kernel.push_back(static_cast<uint8_t>(s));
+      t.kernel.push_back(static_cast<uint8_t>(s >> 8));
+    }
     t.lane_offsets = {0};
-    t.lane_sizes = {table.size()};
+    t.lane_sizes = {t.kernel.size()};
     t.kernel_is_table = true;
-    ul.rule = "Sigmoid: neural-engine pass-through with NonlinearMode 2 and Apple's lookup table in kernel lane 0";
+    ul.rule = fmt::format("{}: neural-engine pass-through with NonlinearMode 2, {} in kernel lane 0: {}", p.type,
+                          table->generated ? "a lookup table generated from the function" : "Apple's lookup table",
+                          table->rule);
+    if (table->post_scale != 0x3c00)
+      ul.rule += fmt::format("; PostScale {:#06x} scales the input first", table->post_scale);
+    ul.notes.push_back(table->evidence.rfind("none", 0) == 0
+                           ? fmt::format("{} table: {}", p.type, table->evidence)
+                           : fmt::format("{} table: byte-equal to Apple's ({})", p.type, table->evidence));
   } else {
-    return fail(l.at("Params.Type"), fmt::format("unsupported neuron type '{}' (known: ReLU, Sigmoid)", p.type));
+    std::string known = "ReLU";
+    for (const auto& k : neuron_table_types()) known += ", " + k;
+    return fail(l.at("Params.Type"), fmt::format("unsupported neuron type '{}' (known: {})", p.type, known));
   }
   const Tensor in = plan_.tensors[*src];
   if (auto c = check_channels(l, in.c); !c) return c;
@@ -336,13 +351,26 @@ Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
   const auto& p = std::get<ElementWiseParams>(l.params);
   TaskPlan t;
   t.unit = l.name;
+  bool swap = false;  // Sub reads its second Bottom first
   if (p.op == "Add") {
     t.kind = TaskKind::PlanarAdd;
   } else if (p.op == "Mul") {
     t.kind = TaskKind::PlanarMul;
     ul.notes.push_back("Mul = PE.Cfg.OpMode 1 is taken from later compilers' multiply programs");
+  } else if (p.op == "Max" || p.op == "Min") {
+    t.kind = p.op == "Max" ? TaskKind::PlanarMax : TaskKind::PlanarMin;
+    ul.notes.push_back(p.op == "Max" ? "Max = PE.Cfg.OpMode 2 as eiln's max kernel"
+                                     : "Min = PE.Cfg.OpMode 3 as mil-hwx-compiler's minimum records");
+  } else if (p.op == "Sub") {
+    // a - b as eiln's sub kernel computes it: b read first, scaled by
+    // PreScale -1, plus a (the second source).
+    t.kind = TaskKind::PlanarAdd;
+    t.pre_scale = 0xbc00;
+    swap = true;
+    ul.notes.push_back("Sub = (-1 x second Bottom) + first Bottom: PE.PreScale -1 on the first source, as eiln's sub");
   } else {
-    return fail(l.at("Params.Type"), fmt::format("unsupported element-wise operation '{}' (known: Add, Mul)", p.op));
+    return fail(l.at("Params.Type"),
+                fmt::format("unsupported element-wise operation '{}' (known: Add, Max, Min, Mul, Sub)", p.op));
   }
   if (l.bottoms.size() != 2)
     return fail(l.at("Bottom"), fmt::format("{} needs exactly two inputs, Bottom names {}", l.type, l.bottoms.size()));
@@ -359,8 +387,8 @@ Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
                 fmt::format("unsupported: operands of different shapes ({}x{}x{} and {}x{}x{}, C x H x W); "
                             "broadcasting is not known",
                             a.c, a.h, a.w, b.c, b.h, b.w));
-  t.src = srcs[0];
-  t.src2 = srcs[1];
+  t.src = srcs[swap ? 1 : 0];
+  t.src2 = srcs[swap ? 0 : 1];
   t.scale = p.scale;
   if (p.has_scale && p.scale != kFp16OneBits)
     ul.notes.push_back(
@@ -370,8 +398,8 @@ Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
   auto dst = result_tensor(l, a.c, a.h, a.w);
   if (!dst) return dst.error();
   t.dst = *dst;
-  ul.rule = fmt::format("element-wise {} on the planar engine (first source '{}', second '{}')", p.op, l.bottoms[0],
-                        l.bottoms[1]);
+  ul.rule = fmt::format("element-wise {} on the planar engine (first source '{}', second '{}')", p.op,
+                        l.bottoms[swap ? 1 : 0], l.bottoms[swap ? 0 : 1]);
   if (l.type == "ElementWise")
     ul.notes.push_back("ElementWise is lowered like ScaledElementWise with Scale 1.0 (no sample of its own)");
   add_task(std::move(t), ul);

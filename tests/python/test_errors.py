@@ -56,7 +56,7 @@ def test_unknown_anec_descriptor_entry():
 
 
 @pytest.mark.parametrize("old,new", [("<string>Neuron</string>", "<string>Pooling</string>"),
-                                     ("<string>ReLU</string>", "<string>Tanh</string>")])
+                                     ("<string>ReLU</string>", "<string>Elu</string>")])
 def test_unsupported_layer_gives_hwx_build_message(old, new, tmp_path):
     src = NETWORKS_DIR / "relu" / "net.plist"
     text = src.read_text()
