@@ -35,9 +35,11 @@ Status Planner::plan_unit(const Layer& l) {
   } else if (l.type == "Reduction") {
     st = plan_reduction(l, ul);
   } else {
-    st = fail(l.at("Type"), fmt::format("unsupported layer type '{}' (supported: Conv, GOC fused into a Conv, "
+    // Apple's vocabulary has these, but no Apple-compiled file shows their lowering.
+    const bool apple_type = l.type == "Broadcast" || l.type == "InputView";
+    st = fail(l.at("Type"), fmt::format("unsupported layer type '{}'{} (supported: Conv, GOC fused into a Conv, "
                                         "Neuron, Concat, Reshape, ScaledElementWise, ElementWise, Reduction)",
-                                        l.type));
+                                        l.type, apple_type ? ": no Apple-compiled file shows its lowering" : ""));
   }
   if (!st) return st;
   plan_.lowering.push_back(std::move(ul));
