@@ -26,7 +26,12 @@ namespace {
 
 using namespace test::pl;
 
-constexpr uint32_t kC = 64, kW = 1024;  // 65536 values: every fp16 pattern once
+// 65536 values (every fp16 pattern once), as one row per channel and as a
+// tensor taller than one row (the strip layout, docs/compiler.md).
+struct Shape {
+  uint32_t c, h, w;
+};
+constexpr Shape kShapes[] = {{64, 1, 1024}, {4, 64, 256}};
 
 Expected<Program> compile(const Net& net, test::TempDir& dir) {
   test::write_text(dir.file("net.plist"), net.xml());
@@ -38,13 +43,14 @@ Expected<Program> compile(const Net& net, test::TempDir& dir) {
 }
 
 // Runs a one-output program on the given inputs; returns the output's fp16 values.
-std::vector<uint16_t> run(const Program& p, const std::vector<std::pair<std::string, std::vector<uint16_t>>>& in) {
+std::vector<uint16_t> run(const Program& p, const Shape& shape,
+                          const std::vector<std::pair<std::string, std::vector<uint16_t>>>& in) {
   auto s = sim::Simulator::create(p);
   EXPECT_TRUE(s.ok()) << (s ? "" : s.error().str());
   if (!s) return {};
   for (const auto& [name, values] : in) {
     sim::Tensor t;
-    t.nchw = {1, kC, 1, kW};
+    t.nchw = {1, shape.c, shape.h, shape.w};
     t.data = values;
     auto st = s->set_input(name, t);
     EXPECT_TRUE(st.ok()) << (st ? "" : st.error().str());
@@ -58,7 +64,7 @@ std::vector<uint16_t> run(const Program& p, const std::vector<std::pair<std::str
 }
 
 std::vector<uint16_t> every_pattern() {
-  std::vector<uint16_t> v(kC * kW);
+  std::vector<uint16_t> v(65536);
   for (uint32_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint16_t>(i);
   return v;
 }
@@ -99,10 +105,11 @@ TEST(CompiledOps, EveryNeuronTableRunsAsItsFunction) {
       {"Int", [](double x) { return std::trunc(x); }, -6e4, 6e4, 0, 0},
       {"GELU", gelu, -20, 20, 7e-3, 1e-3},
   };
+  for (const Shape& shape : kShapes)
   for (const NeuronCase& c : cases) {
-    SCOPED_TRACE(c.type);
+    SCOPED_TRACE(fmt::format("{} on {}x{}x{}", c.type, shape.c, shape.h, shape.w));
     Net n;
-    n.inputs = {{"x", input(kC, kW)}};
+    n.inputs = {{"x", input(shape.c, shape.w, shape.h)}};
     n.units = {{"y", unit("x", "Neuron", {{"Type", str(c.type)}})}};
     n.outputs = {{"y@output", output("y")}};
     test::TempDir dir;
@@ -112,7 +119,7 @@ TEST(CompiledOps, EveryNeuronTableRunsAsItsFunction) {
     std::string why;
     ASSERT_TRUE(ane_ref::lut::valid(table, &why)) << why;
     const auto x = every_pattern();
-    const auto y = run(*p, {{"x", x}});
+    const auto y = run(*p, shape, {{"x", x}});
     ASSERT_EQ(y.size(), x.size());
     int exact_bad = 0, tol_bad = 0;
     double worst = 0;
@@ -153,17 +160,18 @@ TEST(CompiledOps, ElementWiseOperationsRunAsTheirDefinition) {
   // Two inputs that meet every pattern against a spread of partners.
   std::vector<uint16_t> a = every_pattern(), b(a.size());
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint16_t>((i * 40503u + 12345u) & 0xffffu);
+  for (const Shape& shape : kShapes)
   for (const char* type : {"ElementWise", "ScaledElementWise"})
     for (const Case& c : cases) {
-      SCOPED_TRACE(fmt::format("{} {}", type, c.op));
+      SCOPED_TRACE(fmt::format("{} {} on {}x{}x{}", type, c.op, shape.c, shape.h, shape.w));
       Net n;
-      n.inputs = {{"a", input(kC, kW)}, {"b", input(kC, kW)}};
+      n.inputs = {{"a", input(shape.c, shape.w, shape.h)}, {"b", input(shape.c, shape.w, shape.h)}};
       n.units = {{"y", unit2("a", "b", type, {{"Type", str(c.op)}})}};
       n.outputs = {{"y@output", output("y")}};
       test::TempDir dir;
       auto p = compile(n, dir);
       ASSERT_TRUE(p.ok()) << p.error().str();
-      const auto y = run(*p, {{"a", a}, {"b", b}});
+      const auto y = run(*p, shape, {{"a", a}, {"b", b}});
       ASSERT_EQ(y.size(), a.size());
       int bad = 0;
       for (size_t i = 0; i < a.size(); ++i) {

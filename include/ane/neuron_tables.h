@@ -22,6 +22,10 @@ struct NeuronTable {
   std::array<uint16_t, 64> slots{};  // little-endian fp16 (slot 41, 42: integers)
   uint16_t post_scale = 0x3c00;      // NE.PostScale: the input scale before the table
   bool generated = true;             // false: Apple's table copied (GELU)
+  // Header[4].DebugLogEvents bit 13 cleared: eiln's single-task log2, sqrt and
+  // inv kernels (the range-reducing transforms) clear it, every other table
+  // task sets it; what the bit enables is not known.
+  bool clears_debug_event_13 = false;
   std::string rule;                  // what the table holds, for --explain
   std::string evidence;              // the Apple-compiled table it reproduces, if any
 };

@@ -30,6 +30,33 @@ uint32_t engines_for(uint32_t channels) {
 // padding at 0x400 and 0x2000).
 uint64_t l2_pad(uint64_t row, uint64_t pad) { return row >= 0x400 ? pad : 0; }
 
+uint32_t log2_ceil(uint32_t v) { return static_cast<uint32_t>(std::bit_width(v - 1)); }
+
+// Tensors taller than one row, in pass-through and planar-engine tasks
+// (docs/compiler.md, "Taller tensors"): L2 holds a strip of each row, laid
+// out [row][channel][strip]. The strip widths and the planar engine's block
+// are eiln's kernels' (2560 x 1600); the layout around them holds in every
+// Apple record with H > 1 (mil-hwx-compiler, 15 tasks).
+struct Strips {
+  uint64_t strip = 0;        // bytes of one channel's row piece in L2
+  uint32_t tile_height = 0;  // rows per tile
+  uint32_t block = 0;        // planar engine: Common.Unk0002C (log2 block width | log2 block height << 4)
+};
+constexpr uint64_t kNeStripMax = 0x80;  // eiln: 128 bytes (the macOS 26 compiler: 256)
+Strips tall_strips(const Tensor& t, bool planar) {
+  Strips s;
+  if (planar) {
+    const uint32_t lo = std::min(9u, std::max(4u, log2_ceil(t.w))), hi = std::min(5u, log2_ceil(t.h));
+    s.block = lo | hi << 4;
+    s.strip = roundup(uint64_t{std::min(t.w, 1u << lo)} * 2, 16);
+    s.tile_height = std::min(t.h, 1u << hi);
+  } else {
+    s.strip = std::min(t.l2_channel_stride(), kNeStripMax);
+    s.tile_height = t.h;
+  }
+  return s;
+}
+
 struct Ctx {
   const Plan& plan;
   const TaskPlan& t;
@@ -38,6 +65,10 @@ struct Ctx {
   const Tensor& src() const { return plan.tensors[t.src]; }
   const Tensor& dst() const { return plan.tensors[t.dst]; }
   bool last() const { return index + 1 == plan.tasks.size(); }
+  // A pass-through or planar-engine task on a tensor taller than one row.
+  bool tall() const {
+    return (t.kind == TaskKind::Pass || planar()) && (src().h > 1 || dst().h > 1);
+  }
   bool planar() const {
     return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul || t.kind == TaskKind::PlanarMax ||
            t.kind == TaskKind::PlanarMin;
@@ -68,7 +99,8 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   w.set("Header[0].EON", last);
   w.set("Header[1].NextSize", last ? 0 : task_words_minus_one());
   w.set("Header[2].LogEvents", last ? 0x422 : 0x400);
-  w.set("Header[4].DebugLogEvents", (c.t.compiler_copy ? 0x68 : 0xfff868) + (last ? 2 : 0));
+  w.set("Header[4].DebugLogEvents",
+        ((c.t.compiler_copy ? 0x68 : 0xfff868) & ~(c.t.clears_debug_event_13 ? 0x2000u : 0u)) + (last ? 2 : 0));
   for (const char* f : {"Header[6].SPL", "Header[6].TSR", "Header[6].TSE", "Header[6].SrcLoc", "Header[6].DstLoc"})
     w.set(f, 1);
   w.set("Header[7].NextPointer", last ? 0 : (c.index + 1) * kTaskStride);
@@ -135,19 +167,20 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.GroupConvCfg.NumGroups", conv ? c.t.groups : 1);
   w.set("Common.GroupConvCfg.UnicastCin", 1);
   w.set("Common.GroupConvCfg.UnicastEn", c.t.kind == TaskKind::Pass || (conv && c.t.depthwise));
-  // One tile of the whole output (v4.2.1 samples: 1 row; records: Hout).
-  w.set("Common.TileCfg.TileHeight", c.reduce() ? s.h : d.h);
+  // One tile of the whole output (v4.2.1 samples: 1 row; records: Hout),
+  // but planar-engine blocks on taller tensors.
+  const Strips strips = c.tall() ? tall_strips(s, c.planar()) : Strips{};
+  w.set("Common.TileCfg.TileHeight", c.reduce() ? s.h : c.tall() ? strips.tile_height : d.h);
   if (c.reduce()) {
     // Planar-engine plane size: min(9, max(4, log2 W)) | min(5, log2 H) << 4
     // (seven reduction records, eiln's 0x59 at 1600 x 2560; v4.2.1's 4 at 1x1).
-    auto log2c = [](uint32_t v) { return static_cast<uint32_t>(std::bit_width(v - 1)); };
-    w.word("Common.Unk0002C.Value", std::min(9u, std::max(4u, log2c(s.w))) | std::min(5u, log2c(s.h)) << 4);
+    w.word("Common.Unk0002C.Value", std::min(9u, std::max(4u, log2_ceil(s.w))) | std::min(5u, log2_ceil(s.h)) << 4);
     w.set("Common.Cfg.UnkBit0", 1);
     w.set("Common.Cfg.TaskType", 5);  // the planar engine reducing each plane
     return;
   }
   if (c.planar()) {
-    w.word("Common.Unk0002C.Value", 4);
+    w.word("Common.Unk0002C.Value", c.tall() ? strips.block : 4);
     for (const char* f : {"Common.Cfg.UnkBit0", "Common.Cfg.UnkBit1"}) w.set(f, 1);
     w.set("Common.Cfg.TaskType", 3);  // the planar engine with two operands
     return;
@@ -166,7 +199,8 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     w.set("Common.Cfg.AccDoubleBufEn", cout < 512);
   } else {
     w.set("Common.Cfg.ShPref", 1);
-    w.set("Common.Cfg.ShMin", s.w <= 16);  // 1 at widths 1 and 16, 0 at 77
+    // 1 at widths 1 and 16, 0 at 77 (one row); 1 on eiln's 2560 x 1600 (a 128-byte strip).
+    w.set("Common.Cfg.ShMin", c.tall() || s.w <= 16);
     w.set("Common.Cfg.ShMax", 1);
     w.set("Common.Cfg.AccDoubleBufEn", 1);
   }
@@ -214,7 +248,48 @@ void l2_cfg(ImageWriter& w, const char* reg, bool alias_planar, bool buffer_mode
   if (buffer_mode) w.set(f("L2BfrMode").c_str(), 1);
 }
 
+// L2 of a tall pass-through or planar-engine task: per source a buffer of
+// TileHeight rows of C strips (the planar engine pads a row so that it stays
+// off the 0x400-byte banks: row mod 0x400 = block width in bytes mod 0x400,
+// 8x8 and 16x16 records), the sources one after the other (a second, other
+// tensor 0x40 further when the first ends on 0x400), then the result.
+void l2_tall(ImageWriter& w, const Ctx& c, uint32_t channels) {
+  const bool alias = !c.t.concat_last_piece;
+  const Strips st = tall_strips(c.src(), c.planar());
+  auto row_of = [&](uint64_t ch) {
+    uint64_t row = ch * st.strip;
+    if (c.planar() && (st.block >> 4) > 0) {
+      const uint64_t want = (uint64_t{2} << (st.block & 0xf)) % 0x400;
+      while (row % 0x400 != want) row += 0x10;
+    }
+    return row;
+  };
+  const uint64_t row = row_of(channels);
+  l2_cfg(w, "SourceCfg", alias, false);
+  w.l2("L2.SourceChannelStride.Stride", st.strip);
+  w.l2("L2.SourceRowStride.Stride", row);
+  w.word("L2.Unk04814.Value", static_cast<uint32_t>(channels * st.strip));
+  w.word("L2.Unk04818.Value", static_cast<uint32_t>(channels * st.strip));
+  const uint64_t size = uint64_t{st.tile_height} * row;
+  uint64_t result = size;
+  if (c.planar()) {
+    const Tensor& b = c.plan.tensors[c.t.src2];
+    const uint64_t row_b = row_of(b.c);
+    const uint64_t base2 = size + (c.t.src2 != c.t.src && size % 0x400 == 0 ? 0x40 : 0);
+    w.set("L2.SourceCfg.Source2Type", 2);
+    w.l2("L2.Source2Base.Addr", base2);
+    w.l2("L2.Source2ChannelStride.Stride", st.strip);
+    w.l2("L2.Source2RowStride.Stride", row_b);
+    w.word("L2.Unk04828.Value", static_cast<uint32_t>(b.c * st.strip));
+    w.word("L2.Unk0482C.Value", static_cast<uint32_t>(b.c * st.strip));
+    result = base2 + uint64_t{st.tile_height} * row_b;
+  }
+  l2_cfg(w, "ResultCfg", alias, true);
+  w.l2("L2.ResultBase.Addr", result);
+}
+
 void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
+  if (c.tall()) return l2_tall(w, c, channels);
   const Tensor& s = c.src();
   const uint64_t cs = s.l2_channel_stride();
   const uint64_t row = channels * cs;
@@ -319,16 +394,6 @@ Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t 
   ImageWriter w;
   const uint32_t channels = c.src().c;  // pass and planar tasks: Cin = Cout = the source's channels
   const bool conv = c.t.kind == TaskKind::Conv;
-  // Taller tensors: only convolutions have Apple-compiled samples (records).
-  if (!conv && !c.reduce() && (c.src().h > 1 || c.dst().h > 1)) {
-    SourceRef ref;
-    for (const auto& l : net.units)
-      if (l.name == c.t.unit) ref = l.ref;
-    return network_error(net.path, ref,
-                         fmt::format("unsupported: a {} task on a {}-row tensor (the L2 layout of tensors taller "
-                                     "than one row is known only for convolutions)",
-                                     c.planar() ? "planar-engine" : "pass-through", std::max(c.src().h, c.dst().h)));
-  }
   // Convolutions: the registers hold one group's channels (depthwise: all).
   const uint32_t cin = conv ? c.t.group_cin() : channels;
   const uint32_t cout = conv ? c.t.group_cout() : channels;

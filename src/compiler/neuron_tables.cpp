@@ -129,6 +129,8 @@ NeuronTable generate(const Spec& s) {
   a[37] = h(left.slope), a[38] = h(left.intercept), a[39] = h(right.slope), a[40] = h(right.intercept);
   a[41] = static_cast<uint16_t>(s.k);
   a[42] = s.mode;
+  const uint16_t transform = s.mode & 0x0f;
+  t.clears_debug_event_13 = transform == kSqrt || transform == kRsqrt || transform == kRecip || transform == kLog2;
   return t;
 }
 

@@ -245,6 +245,7 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
   } else if (auto table = neuron_table(p.type, NeuronArgs{p.alpha.value_or(0.01)})) {
     t.nonlinear = 2;
     t.post_scale = table->post_scale;
+    t.clears_debug_event_13 = table->clears_debug_event_13;
     for (uint16_t s : table->slots) {
       t.kernel.push_back(static_cast<uint8_t>(s));
       t.kernel.push_back(static_cast<uint8_t>(s >> 8));
@@ -276,6 +277,10 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
 }
 
 void Planner::add_pass_notes(const Tensor& t, UnitLowering& ul) {
+  if (t.h > 1)
+    ul.notes.push_back(fmt::format("{} rows: L2 holds a 128-byte strip of each row for all {} rows (eiln's kernels "
+                                   "at 2560x1600; the strip width at other shapes is inferred)",
+                                   t.h, t.h));
   if (t.w > 16 && t.w < 77)
     ul.notes.push_back(
         fmt::format("Common.Cfg.ShMin = 0 for width {} follows the 'width <= 16' rule; samples "
@@ -404,6 +409,10 @@ Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
                         l.bottoms[swap ? 1 : 0], l.bottoms[swap ? 0 : 1]);
   if (l.type == "ElementWise")
     ul.notes.push_back("ElementWise is lowered like ScaledElementWise with Scale 1.0 (no sample of its own)");
+  if (a.h > 1)
+    ul.notes.push_back(fmt::format("{} rows: planar-engine blocks of up to 512 x 32 pixels, L2 strips per block "
+                                   "(eiln's kernels at 2560x1600; other shapes are inferred)",
+                                   a.h));
   add_task(std::move(t), ul);
   return Ok{};
 }
