@@ -187,13 +187,19 @@ TEST(CompilerErrors, UnsupportedParameters) {
   n = base();
   n.units = {{"x", unit("image", "Neuron", {{"Type", str("Elu")}})}};
   n.outputs = {{"x@output", output("x")}};
-  EXPECT_NE(error_of(n).find("unit 'x': key 'Params.Type': unsupported neuron type 'Elu' (known: ReLU, Exp, Exp2, "
-                             "Frac, GELU, Int, Inv, LeakyReLU, Log2, ReLU6, Rsqrt, Sigmoid, Sign, Sqrt, Tanh)"),
+  EXPECT_NE(error_of(n).find("unit 'x': key 'Params.Type': unsupported neuron type 'Elu' (known: ReLU, Clip, Exp, "
+                             "Exp2, Frac, GELU, Int, Inv, LeakyReLU, Log2, ReLU6, Rsqrt, Sigmoid, Sign, Sqrt, Tanh)"),
             std::string::npos)
       << error_of(n);
   n.units = {{"x", unit("image", "Neuron", {{"Type", str("Tanh")}, {"Alpha", integer(2)}})}};
   EXPECT_NE(error_of(n).find("unit 'x': key 'Params.Alpha': Alpha applies to LeakyReLU only, not to 'Tanh'"),
             std::string::npos)
+      << error_of(n);
+  n.units = {{"x", unit("image", "Neuron", {{"Type", str("Clip")}, {"Min", integer(2)}, {"Max", integer(1)}})}};
+  EXPECT_NE(error_of(n).find("unit 'x': key 'Params.Min': Clip needs Min < Max, got 2 and 1"), std::string::npos)
+      << error_of(n);
+  n.units = {{"x", unit("image", "Neuron", {{"Type", str("Clip")}, {"Max", str("six")}})}};
+  EXPECT_NE(error_of(n).find("unit 'x': key 'Params.Max': expected <real>, found <string>"), std::string::npos)
       << error_of(n);
   n.units = {{"x", unit("image", "Broadcast", {})}};
   EXPECT_NE(error_of(n).find("unit 'x': key 'Type': unsupported layer type 'Broadcast'"), std::string::npos);

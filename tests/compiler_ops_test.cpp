@@ -104,6 +104,7 @@ TEST(CompiledOps, EveryNeuronTableRunsAsItsFunction) {
       {"Frac", [](double x) { return x - std::trunc(x); }, -6e4, 6e4, 1e-3, 0},
       {"Int", [](double x) { return std::trunc(x); }, -6e4, 6e4, 0, 0},
       {"GELU", gelu, -20, 20, 7e-3, 1e-3},
+      {"Clip", [](double x) { return std::min(std::max(x, -1.0), 1.0); }, -6e4, 6e4, 0, 0},
   };
   for (const Shape& shape : kShapes)
   for (const NeuronCase& c : cases) {

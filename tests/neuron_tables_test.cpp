@@ -109,6 +109,21 @@ TEST(NeuronTables, LeakyReLUTakesItsSlope) {
   EXPECT_EQ(t->slots[39], 0x3c00);
 }
 
+// Clip is ReLU6's table with its own range: Clip 0..6 is eiln's relu6 table.
+TEST(NeuronTables, ClipIsReLU6WithItsRange) {
+  NeuronArgs six;
+  six.min = 0, six.max = 6;
+  auto clip6 = neuron_table("Clip", six), relu6 = neuron_table("ReLU6");
+  ASSERT_TRUE(clip6 && relu6);
+  EXPECT_EQ(clip6->slots, relu6->slots);
+  auto hardtanh = neuron_table("Clip");
+  ASSERT_TRUE(hardtanh.has_value());
+  EXPECT_EQ(hardtanh->slots[0], 0xbc00);  // lo -1
+  EXPECT_EQ(hardtanh->slots[1], 0x3c00);  // hi 1
+  EXPECT_EQ(hardtanh->slots[2], 0xbc00);  // below: -1
+  EXPECT_EQ(hardtanh->slots[3], 0x3c00);  // above: 1
+}
+
 TEST(NeuronTables, OnlyGeluIsCopiedAndUnknownTypesHaveNoTable) {
   for (const auto& type : neuron_table_types()) {
     auto t = neuron_table(type);

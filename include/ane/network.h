@@ -70,6 +70,7 @@ struct GocParams {
 struct NeuronParams {
   std::string type;                // "ReLU", "Sigmoid", "Tanh", ...
   std::optional<double> alpha;     // Params.Alpha: LeakyReLU's slope below 0 (libane's key)
+  std::optional<double> min, max;  // Params.Min / Max: Clip's range (libane's keys)
 };
 
 struct ConcatParams {

@@ -32,7 +32,8 @@ struct NeuronTable {
 
 // Parameters a Neuron unit may give (plist Params).
 struct NeuronArgs {
-  double alpha = 0.01;  // LeakyReLU: the slope below 0 (PyTorch's default)
+  double alpha = 0.01;            // LeakyReLU: the slope below 0 (PyTorch's default)
+  double min = -1.0, max = 1.0;   // Clip: the range (PyTorch hardtanh's default)
 };
 
 // The table a Neuron `type` compiles to; nullopt for a type with no table

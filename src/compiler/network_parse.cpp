@@ -297,13 +297,16 @@ class Parser {
       NeuronParams n;
       ANE_ASSIGN(t, p.string("Type", true));
       n.type = *t;
-      if (const plist::Value* a = p.find("Alpha")) {
+      // Real-valued parameters (libane's keys: no Apple plist shows them).
+      for (auto [key, out] : {std::pair{"Alpha", &n.alpha}, std::pair{"Min", &n.min}, std::pair{"Max", &n.max}}) {
+        const plist::Value* a = p.find(key);
+        if (!a) continue;
         if (a->kind != Kind::Real && a->kind != Kind::Integer)
-          return p.error("Alpha", fmt::format("expected <real>, found <{}>", plist::kind_name(a->kind)));
-        const double alpha = a->kind == Kind::Real ? a->real : static_cast<double>(a->integer);
-        if (!std::isfinite(alpha) || std::fabs(alpha) > 65504)
-          return p.error("Alpha", fmt::format("{} is not a finite fp16 value", alpha));
-        n.alpha = alpha;
+          return p.error(key, fmt::format("expected <real>, found <{}>", plist::kind_name(a->kind)));
+        const double v = a->kind == Kind::Real ? a->real : static_cast<double>(a->integer);
+        if (!std::isfinite(v) || std::fabs(v) > 65504)
+          return p.error(key, fmt::format("{} is not a finite fp16 value", v));
+        *out = v;
       }
       l.params = n;
     } else if (l.type == "Concat") {

@@ -153,13 +153,21 @@ std::optional<NeuronTable> neuron_table(std::string_view type, const NeuronArgs&
     t.rule = fmt::format("x above 0, {} x below (the two lines, no grid)", args.alpha);
     return t;
   }
+  if (type == "Clip") {
+    // ReLU6's form with any range: y = x inside [min, max], the edges beyond.
+    const Spec s{"Clip", "", nullptr, kCentred, kNoGrid, args.min, args.max, args.min, args.max,
+                 line(1, 0), line(1, 0), "eiln relu6 (Clip 0..6)"};
+    NeuronTable t = generate(s);
+    t.rule = fmt::format("min(max(x, {}), {}): the line y = x inside the range", args.min, args.max);
+    return t;
+  }
   for (const Spec& s : kSpecs)
     if (type == s.type) return generate(s);
   return std::nullopt;
 }
 
 std::vector<std::string> neuron_table_types() {
-  std::vector<std::string> v = {"GELU", "LeakyReLU"};
+  std::vector<std::string> v = {"Clip", "GELU", "LeakyReLU"};
   for (const Spec& s : kSpecs) v.push_back(s.type);
   std::sort(v.begin(), v.end());
   return v;

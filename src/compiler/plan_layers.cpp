@@ -239,10 +239,19 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
   t.src = *src;
   if (p.alpha && p.type != "LeakyReLU")
     return fail(l.at("Params.Alpha"), fmt::format("Alpha applies to LeakyReLU only, not to '{}'", p.type));
+  if ((p.min || p.max) && p.type != "Clip")
+    return fail(l.at(p.min ? "Params.Min" : "Params.Max"),
+                fmt::format("Min and Max apply to Clip only, not to '{}'", p.type));
+  NeuronArgs args;
+  if (p.alpha) args.alpha = *p.alpha;
+  if (p.min) args.min = *p.min;
+  if (p.max) args.max = *p.max;
+  if (!(args.min < args.max))
+    return fail(l.at("Params.Min"), fmt::format("Clip needs Min < Max, got {} and {}", args.min, args.max));
   if (p.type == "ReLU") {
     t.nonlinear = 1;
     ul.rule = "ReLU: neural-engine pass-through with NonlinearMode 1";
-  } else if (auto table = neuron_table(p.type, NeuronArgs{p.alpha.value_or(0.01)})) {
+  } else if (auto table = neuron_table(p.type, args)) {
     t.nonlinear = 2;
     t.post_scale = table->post_scale;
     t.clears_debug_event_13 = table->clears_debug_event_13;
