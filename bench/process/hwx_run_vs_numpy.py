@@ -16,6 +16,7 @@ Jobs:
   tanh      eiln's Apple-compiled tanh kernel on 2560 x 1600 (../shared anec)
   add       eiln's add kernel: two 2560 x 1600 inputs through the planar engine
   sigmoid   eiln's sigmoid kernel: a table task into L2, then a planar-engine task
+  tanh_built  the tanh job from a one-layer plist compiled by hwx-build
 
 usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs a,b]
        (a python3 with numpy; BUILD_DIR defaults to build; the corpus jobs need
@@ -138,52 +139,55 @@ np.save(f"{d}/prob.npy", prob.reshape(1, 512, 1, 256))
             "-o", str(d / "out")]
 
 
-def make_tanh(d, build):
-    model = SHARED / "corpus/anec/unary/tanh.bin"
+def anec_job(d, build, kernel, inputs, expr):
+    """eiln's Apple-compiled `kernel` on [1,1,2560,1600] inputs (name -> (seed, lo, hi),
+    bound to src0, src1, ... in order) against numpy evaluating `expr` on them (fp32)."""
+    model = SHARED / "corpus/anec" / kernel
     if not model.exists():
         return None
+    cmd = [f"{build}/hwx-run", str(model), "--descriptor", str(SHARED / "corpus/anec/MANIFEST.json")]
+    loads = []
+    for i, (name, (seed, lo, hi)) in enumerate(inputs.items()):
+        x = np.random.default_rng(seed).uniform(lo, hi, (1, 1, 2560, 1600)).astype(np.float16)
+        np.save(d / f"{name}.npy", x)
+        cmd += ["-i", f"src{i}={d}/{name}.npy"]
+        loads.append(f'{name} = np.load(f"{{d}}/{name}.npy").astype(np.float32)')
+    (d / "job.py").write_text("import sys, numpy as np\nd = sys.argv[1]\n" + "\n".join(loads) +
+                              f'\nnp.save(f"{{d}}/out.npy", ({expr}).astype(np.float16))\n')
+    return cmd + ["-o", str(d / "out")]
+
+
+def make_tanh(d, build):
+    return anec_job(d, build, "unary/tanh.bin", {"x": (7, -4, 4)}, "np.tanh(x)")
+
+
+def make_add(d, build):
+    return anec_job(d, build, "binary/add.bin", {"a": (8, -100, 100), "b": (18, -100, 100)}, "a + b")
+
+
+def make_sigmoid(d, build):
+    return anec_job(d, build, "unary/sigmoid.bin", {"x": (9, -8, 8)}, "1 / (1 + np.exp(-x))")
+
+
+def make_tanh_built(d, build):
+    """The tanh job as a user would build it: one Neuron layer compiled by hwx-build."""
+    net = tensor("x", 1, 2560, 1600) + (
+        "<key>y</key><dict><key>Bottom</key><string>x</string><key>Type</key><string>Neuron</string>"
+        "<key>Params</key><dict><key>Type</key><string>Tanh</string></dict></dict>"
+        "<key>y@output</key><dict><key>Bottom</key><string>y</string></dict>")
+    (d / "net.plist").write_text(plist_xml("net", ["x"], ["y@output"], ["y"], "none.weights", net))
+    subprocess.run([f"{build}/hwx-build", str(d / "net.plist"), "-o", str(d / "model.hwx")], check=True,
+                   stdout=subprocess.DEVNULL)
     np.save(d / "x.npy", np.random.default_rng(7).uniform(-4, 4, (1, 1, 2560, 1600)).astype(np.float16))
     (d / "job.py").write_text("""import sys, numpy as np
 d = sys.argv[1]
 np.save(f"{d}/out.npy", np.tanh(np.load(f"{d}/x.npy").astype(np.float32)).astype(np.float16))
 """)
-    return [f"{build}/hwx-run", str(model), "--descriptor", str(SHARED / "corpus/anec/MANIFEST.json"),
-            "-i", f"src0={d}/x.npy", "-o", str(d / "out")]
-
-
-def make_add(d, build):
-    model = SHARED / "corpus/anec/binary/add.bin"
-    if not model.exists():
-        return None
-    rng = np.random.default_rng(8)
-    for name in ("a", "b"):
-        np.save(d / f"{name}.npy", rng.uniform(-100, 100, (1, 1, 2560, 1600)).astype(np.float16))
-    (d / "job.py").write_text("""import sys, numpy as np
-d = sys.argv[1]
-a = np.load(f"{d}/a.npy").astype(np.float32)
-b = np.load(f"{d}/b.npy").astype(np.float32)
-np.save(f"{d}/out.npy", (a + b).astype(np.float16))
-""")
-    return [f"{build}/hwx-run", str(model), "--descriptor", str(SHARED / "corpus/anec/MANIFEST.json"),
-            "-i", f"src0={d}/a.npy", "-i", f"src1={d}/b.npy", "-o", str(d / "out")]
-
-
-def make_sigmoid(d, build):
-    model = SHARED / "corpus/anec/unary/sigmoid.bin"
-    if not model.exists():
-        return None
-    np.save(d / "x.npy", np.random.default_rng(9).uniform(-8, 8, (1, 1, 2560, 1600)).astype(np.float16))
-    (d / "job.py").write_text("""import sys, numpy as np
-d = sys.argv[1]
-x = np.load(f"{d}/x.npy").astype(np.float32)
-np.save(f"{d}/out.npy", (1 / (1 + np.exp(-x))).astype(np.float16))
-""")
-    return [f"{build}/hwx-run", str(model), "--descriptor", str(SHARED / "corpus/anec/MANIFEST.json"),
-            "-i", f"src0={d}/x.npy", "-o", str(d / "out")]
+    return [f"{build}/hwx-run", str(d / "model.hwx"), "-i", f"x={d}/x.npy", "-o", str(d / "out")]
 
 
 JOBS = {"conv1x1": make_conv1x1, "gemm": make_gemm, "chain": make_chain, "tanh": make_tanh, "add": make_add,
-        "sigmoid": make_sigmoid}
+        "sigmoid": make_sigmoid, "tanh_built": make_tanh_built}
 
 
 def timed(cmd):

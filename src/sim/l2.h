@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "ane/error.h"
+#include "buffer.h"
 #include "plan.h"
 
 namespace ane::sim::detail {
 
 struct L2Result {
   Dims dims;
-  std::vector<uint16_t> data;  // fp16, dense [g][c][h][w]
+  Buf<uint16_t> data;  // fp16, dense [g][c][h][w]; every writer fills it whole
   uint32_t task = 0;           // the task that left it
   uint64_t channel_stride = 0, row_stride = 0;  // where its channels and rows sit in L2 (bytes)
   uint64_t group_stride = 0;

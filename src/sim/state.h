@@ -13,6 +13,7 @@
 
 #include "ane/error.h"
 #include "ane/sim.h"
+#include "buffer.h"
 #include "l2.h"
 
 namespace ane::sim::detail {
@@ -25,28 +26,6 @@ struct Span {
   uint64_t begin = 0, end = 0;
 };
 
-// A growable buffer whose new elements are left uninitialised: every unit
-// writes its whole output before reading it, so zeroing would be wasted work.
-template <typename T>
-struct UninitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = UninitAllocator<U>;
-  };
-  UninitAllocator() = default;
-  template <typename U>
-  UninitAllocator(const UninitAllocator<U>&) {}
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... A>
-  void construct(U* p, A&&... a) {
-    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
-  }
-};
-template <typename T>
-using Buf = std::vector<T, UninitAllocator<T>>;
 
 // Buffers kept from the previous task, so that a chain (or a benchmark loop)
 // does not fault in and zero fresh pages for every task.
