@@ -1,5 +1,5 @@
-// Fingerprints of every output of the example networks and the corpus
-// programs under every numerics setting (golden_outputs.cpp).
+// Fingerprints of every output of the example networks, the random programs
+// and the corpus programs under every numerics setting (golden_outputs.cpp).
 #pragma once
 
 #include <string>

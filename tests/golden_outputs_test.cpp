@@ -2,7 +2,8 @@
 // setting, is what the simulator produced before its speed work (the table
 // in tests/fixtures/golden, written by golden_outputs.cpp built against the
 // earlier library; README there). A change that alters a single output bit
-// of any example, corpus HWX file or corpus kernel fails here and names it.
+// of any example, random program, corpus HWX file or corpus kernel fails
+// here and names it.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -42,11 +43,12 @@ TEST(GoldenOutputs, EveryOutputBitIsUnchanged) {
   for (std::string line; std::getline(in, line);)
     if (!line.empty() && line[0] != '#') want.push_back(line);
   const bool corpus = test::corpus_available();
-  if (!corpus) std::cout << "[ skipped  ] the corpus part (no ../shared): only the example networks are compared\n";
+  if (!corpus)
+    std::cout << "[ skipped  ] the corpus part (no ../shared): only the examples and random programs are compared\n";
   const auto got = keyed(golden::table(LIBANE_SOURCE_DIR, corpus ? test::corpus_dir() : ""));
   size_t compared = 0;
   for (const auto& [key, value] : keyed(want)) {
-    if (!corpus && key.rfind("examples/", 0) != 0) continue;
+    if (!corpus && key.rfind("examples/", 0) != 0 && key.rfind("random/", 0) != 0) continue;
     const auto it = got.find(key);
     ASSERT_NE(it, got.end()) << key << ": no longer produced";
     EXPECT_EQ(it->second, value) << key;
