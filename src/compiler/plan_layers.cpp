@@ -418,10 +418,11 @@ Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
                         l.bottoms[swap ? 1 : 0], l.bottoms[swap ? 0 : 1]);
   if (l.type == "ElementWise")
     ul.notes.push_back("ElementWise is lowered like ScaledElementWise with Scale 1.0 (no sample of its own)");
-  if (a.h > 1)
+  // `a` may have moved: result_tensor() adds a tensor.
+  if (const uint32_t rows = plan_.tensors[t.dst].h; rows > 1)
     ul.notes.push_back(fmt::format("{} rows: planar-engine blocks of up to 512 x 32 pixels, L2 strips per block "
                                    "(eiln's kernels at 2560x1600; other shapes are inferred)",
-                                   a.h));
+                                   rows));
   add_task(std::move(t), ul);
   return Ok{};
 }
