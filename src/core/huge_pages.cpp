@@ -9,14 +9,30 @@
 
 namespace ane::detail {
 
-void advise_huge_pages(const void* p, size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
+namespace {
+
+// madvise(advice) on the whole pages inside [p, p + bytes), for ranges of at
+// least kHugePageMin; a no-op off Linux.
+void advise_whole_pages(const void* p, size_t bytes, int advice) {
+#if defined(__linux__)
   if (!p || bytes < kHugePageMin) return;
   static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
   const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, advice);
+#else
+  (void)p;
+  (void)bytes;
+  (void)advice;
+#endif
+}
+
+}  // namespace
+
+void advise_huge_pages(const void* p, size_t bytes) {
+#if defined(MADV_HUGEPAGE)
   // Advice only: a kernel without THP says EINVAL, and nothing changes.
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  advise_whole_pages(p, bytes, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)bytes;
@@ -24,13 +40,9 @@ void advise_huge_pages(const void* p, size_t bytes) {
 }
 
 void release_zero_pages(void* p, size_t bytes) {
-#if defined(__linux__) && defined(MADV_DONTNEED)
-  if (!p || bytes < kHugePageMin) return;
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) / page * page;
+#if defined(MADV_DONTNEED)
   // Private anonymous memory reads as zeros after this: what it held.
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  advise_whole_pages(p, bytes, MADV_DONTNEED);
 #else
   (void)p;
   (void)bytes;

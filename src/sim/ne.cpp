@@ -31,30 +31,36 @@ Status widen(Values& v, Workspace& ws, uint32_t task) {
   return Ok{};
 }
 
-// The table lookup on every value; notes the LUT model when an input falls
-// between nodes of the sigmoid grid (at nodes every model agrees).
-void apply_lut(Buf<double>& d, const LutReading& lut, const Options& opts, std::vector<std::string>& notes) {
+// The table at one value. Only the sigmoid table has an alternative model
+// (lut=ideal); every other table is read linearly between its nodes.
+// `off_node` is set when a sigmoid input falls between nodes (at nodes every
+// model agrees).
+inline double table_value(const LutReading& lut, bool ideal, double v, bool& off_node) {
+  if (!lut.is_sigmoid) return lut_eval(lut, v);
+  off_node |= !std::isnan(v) && !lut_at_node(lut, v);
+  return ideal ? lut_ideal_sigmoid(v) : lut_eval(lut, v);
+}
+
+// The trace notes of a table task: the LUT model that applied.
+void table_notes(const LutReading& lut, bool ideal, bool off_node, std::vector<std::string>& notes) {
   if (!lut.is_sigmoid) {
-    // Only the sigmoid table has an alternative model (lut=ideal); every
-    // other table is read linearly between its nodes.
-    on_two_threads(d.size(), [&](uint64_t b, uint64_t e) {
-      for (uint64_t i = b; i < e; ++i) d[i] = lut_eval(lut, d[i]);
-    });
     notes.push_back("lut=linear");
-    if (opts.numerics.lut == Numerics::Lut::Ideal) notes.push_back("lut=ideal needs the sigmoid table: read linearly");
-    return;
+    if (ideal) notes.push_back("lut=ideal needs the sigmoid table: read linearly");
+  } else if (off_node) {
+    notes.push_back(ideal ? "lut=ideal" : "lut=linear");
   }
+}
+
+// The table lookup on every value.
+void apply_lut(Buf<double>& d, const LutReading& lut, const Options& opts, std::vector<std::string>& notes) {
   const bool ideal = opts.numerics.lut == Numerics::Lut::Ideal;
   bool off_node[2] = {false, false};
   on_two_threads(d.size(), [&](uint64_t b, uint64_t e) {
     bool off = false;
-    for (uint64_t i = b; i < e; ++i) {
-      off |= !std::isnan(d[i]) && !lut_at_node(lut, d[i]);
-      d[i] = ideal ? lut_ideal_sigmoid(d[i]) : lut_eval(lut, d[i]);
-    }
+    for (uint64_t i = b; i < e; ++i) d[i] = table_value(lut, ideal, d[i], off);
     off_node[b == 0 ? 0 : 1] |= off;
   });
-  if (off_node[0] || off_node[1]) notes.push_back(ideal ? "lut=ideal" : "lut=linear");
+  table_notes(lut, ideal, off_node[0] || off_node[1], notes);
 }
 
 // One value of a pass-through task with a table, as post_stage computes it in
@@ -69,11 +75,7 @@ struct TableChain {
     double v = x;
     if (p.acc_bias) v += acc_bias;
     if (!unit) v *= scale;
-    if (lut.is_sigmoid) {
-      off_node |= !std::isnan(v) && !lut_at_node(lut, v);
-      return ideal ? lut_ideal_sigmoid(v) : lut_eval(lut, v);
-    }
-    return lut_eval(lut, v);
+    return table_value(lut, ideal, v, off_node);
   }
 };
 
@@ -123,12 +125,7 @@ void table_pass(Buf<float>& x, const NePlan& p, const LutReading& lut, const Opt
       off_node[b == 0 ? 0 : 1] |= off;
     });
   }
-  if (!lut.is_sigmoid) {
-    notes.push_back("lut=linear");
-    if (chain.ideal) notes.push_back("lut=ideal needs the sigmoid table: read linearly");
-  } else if (off_node[0] || off_node[1]) {
-    notes.push_back(chain.ideal ? "lut=ideal" : "lut=linear");
-  }
+  table_notes(lut, chain.ideal, off_node[0] || off_node[1], notes);
 }
 
 // Post stage shared by both NE modes. `scale_exact_in_fp32`: x * PostScale

@@ -50,8 +50,7 @@ inline uint16_t finish_fp16(uint16_t h, bool was_inf, const Numerics& n, RoundCo
 inline float fp16_proxy(double v) {
   // A value fp32 holds exactly is its own proxy (the output rounds it once).
   const float f = static_cast<float>(v);
-  if (static_cast<double>(f) == v) return f;
-  if (std::isinf(v)) return static_cast<float>(v);
+  if (static_cast<double>(f) == v) return f;  // infinities included
   if (std::fabs(v) >= 65520.0) return std::copysign(65536.0f, static_cast<float>(v));
   return fp16_to_float(double_to_fp16(v));
 }
