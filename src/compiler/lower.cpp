@@ -32,6 +32,13 @@ uint64_t l2_pad(uint64_t row, uint64_t pad) { return row >= 0x400 ? pad : 0; }
 
 uint32_t log2_ceil(uint32_t v) { return static_cast<uint32_t>(std::bit_width(v - 1)); }
 
+// The planar engine's block on a W x H plane, as Common.Unk0002C holds it:
+// log2 width | log2 height << 4, width min(9, max(4, ceil log2 W)), height
+// min(5, ceil log2 H) (seven reduction records; eiln's 0x59 at 1600 x 2560).
+uint32_t planar_block(uint32_t w, uint32_t h) {
+  return std::min(9u, std::max(4u, log2_ceil(w))) | std::min(5u, log2_ceil(h)) << 4;
+}
+
 // Tensors taller than one row, in pass-through and planar-engine tasks
 // (docs/compiler.md, "Taller tensors"): L2 holds a strip of each row, laid
 // out [row][channel][strip]. The strip widths and the planar engine's block
@@ -46,8 +53,8 @@ constexpr uint64_t kNeStripMax = 0x80;  // eiln: 128 bytes (the macOS 26 compile
 Strips tall_strips(const Tensor& t, bool planar) {
   Strips s;
   if (planar) {
-    const uint32_t lo = std::min(9u, std::max(4u, log2_ceil(t.w))), hi = std::min(5u, log2_ceil(t.h));
-    s.block = lo | hi << 4;
+    s.block = planar_block(t.w, t.h);
+    const uint32_t lo = s.block & 0xf, hi = s.block >> 4;
     s.strip = roundup(uint64_t{std::min(t.w, 1u << lo)} * 2, 16);
     s.tile_height = std::min(t.h, 1u << hi);
   } else {
@@ -172,9 +179,7 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   const Strips strips = c.tall() ? tall_strips(s, c.planar()) : Strips{};
   w.set("Common.TileCfg.TileHeight", c.reduce() ? s.h : c.tall() ? strips.tile_height : d.h);
   if (c.reduce()) {
-    // Planar-engine plane size: min(9, max(4, log2 W)) | min(5, log2 H) << 4
-    // (seven reduction records, eiln's 0x59 at 1600 x 2560; v4.2.1's 4 at 1x1).
-    w.word("Common.Unk0002C.Value", std::min(9u, std::max(4u, log2_ceil(s.w))) | std::min(5u, log2_ceil(s.h)) << 4);
+    w.word("Common.Unk0002C.Value", planar_block(s.w, s.h));
     w.set("Common.Cfg.UnkBit0", 1);
     w.set("Common.Cfg.TaskType", 5);  // the planar engine reducing each plane
     return;

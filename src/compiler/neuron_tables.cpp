@@ -43,7 +43,6 @@ struct Spec {
   double lo, hi, below, above;
   Line left, right;
   const char* evidence;
-  uint16_t post_scale = 0x3c00;
 };
 
 double tanh_f(double x) { return std::tanh(x); }
@@ -75,8 +74,6 @@ const Spec kSpecs[] = {
      line(0, 0), line(0, 1), "eiln tanh"},
     {"Exp2", "2^x: 2^int(x) x 2^frac(x), frac grid 0..1 step 1/32, 0 below -25, inf from 16", exp2_f, kExp2, 5,
      -25, 16, 0, kInf, line(0, 0), line(0, 0), "eiln exp (its table; exp adds PostScale log2(e))"},
-    {"Exp", "e^x: x log2(e) (PostScale), then the Exp2 table", exp2_f, kExp2, 5, -25, 16, 0, kInf, line(0, 0),
-     line(0, 0), "eiln exp", 0x3dc5},
     {"Log2", "log2(x): log2(m) + e, m grid 0.5..1 step 1/64; -inf at 0, 0 for x < 0", log2_f,
      kNegativeZero | kAbsInput | kLog2, 6, 0, kInf, -kInf, 0, line(0, 0), line(0, 0), "eiln log2, log, logsoftmax"},
     {"Inv", "1/x: 1/m x 2^-e, odd, m grid 0.5..1 step 1/64; inf at 0", recip_f, kAbsInput | kOdd | kRecip, 6, 0,
@@ -88,8 +85,6 @@ const Spec kSpecs[] = {
      "none in the corpus (the Sqrt rule with transform 6, as mil-hwx-compiler's published rsqrt table)"},
     {"Sign", "sign(x): odd, 0 at 0, 1 above", nullptr, kAbsInput | kOdd | kPlain, kNoGrid, 0, 1, 0, 1, line(0, 0),
      line(0, 1), "eiln sign"},
-    {"ReLU6", "min(max(x, 0), 6): the line y = x inside [0, 6]", nullptr, kCentred, kNoGrid, 0, 6, 0, 6,
-     line(1, 0), line(1, 0), "eiln relu6"},
     {"Frac", "x - trunc(x) (odd fraction transform)", nullptr, kAbsInput | kOdd | kFraction, 0, -kInf, kInf, 0, 0,
      line(0, 0), line(0, 0), "eiln ceil, task 0"},
     {"Int", "trunc(x) (odd integer-part transform)", nullptr, kAbsInput | kOdd | kInteger, 5, -kInf, kInf, -kInf,
@@ -111,7 +106,6 @@ double v16(uint16_t bits) { return fp16_to_float(bits); }
 
 NeuronTable generate(const Spec& s) {
   NeuronTable t;
-  t.post_scale = s.post_scale;
   t.rule = s.function;
   t.evidence = s.evidence;
   auto& a = t.slots;
@@ -153,12 +147,21 @@ std::optional<NeuronTable> neuron_table(std::string_view type, const NeuronArgs&
     t.rule = fmt::format("x above 0, {} x below (the two lines, no grid)", args.alpha);
     return t;
   }
-  if (type == "Clip") {
-    // ReLU6's form with any range: y = x inside [min, max], the edges beyond.
-    const Spec s{"Clip", "", nullptr, kCentred, kNoGrid, args.min, args.max, args.min, args.max,
-                 line(1, 0), line(1, 0), "eiln relu6 (Clip 0..6)"};
+  if (type == "Clip" || type == "ReLU6") {
+    // y = x inside [min, max], the edges beyond; ReLU6 is Clip 0..6.
+    const double lo = type == "ReLU6" ? 0 : args.min, hi = type == "ReLU6" ? 6 : args.max;
+    const Spec s{"Clip", "", nullptr, kCentred, kNoGrid, lo, hi, lo, hi, line(1, 0), line(1, 0), "eiln relu6"};
     NeuronTable t = generate(s);
-    t.rule = fmt::format("min(max(x, {}), {}): the line y = x inside the range", args.min, args.max);
+    t.rule = fmt::format("min(max(x, {}), {}): the line y = x inside the range", lo, hi);
+    if (type == "Clip") t.evidence = "eiln relu6 (Clip 0..6)";
+    return t;
+  }
+  if (type == "Exp") {
+    // e^x = 2^(x log2 e): the Exp2 table after PostScale fp16(log2 e) (eiln exp).
+    NeuronTable t = *neuron_table("Exp2");
+    t.post_scale = double_to_fp16(1.4426950408889634);
+    t.rule = "e^x: x log2(e) (PostScale), then the Exp2 table";
+    t.evidence = "eiln exp";
     return t;
   }
   for (const Spec& s : kSpecs)
@@ -167,7 +170,7 @@ std::optional<NeuronTable> neuron_table(std::string_view type, const NeuronArgs&
 }
 
 std::vector<std::string> neuron_table_types() {
-  std::vector<std::string> v = {"Clip", "GELU", "LeakyReLU"};
+  std::vector<std::string> v = {"Clip", "Exp", "GELU", "LeakyReLU", "ReLU6"};
   for (const Spec& s : kSpecs) v.push_back(s.type);
   std::sort(v.begin(), v.end());
   return v;
