@@ -167,16 +167,11 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
       bv = *m;
       gather(*b, bv->data(), ftz, count, subnormal_inputs);
     }
-    // In place: each result needs only its own operands.
-    Buf<float>* out = *x;
-    if (out->size() != p.out.dims.elements()) {
-      auto o = ws.floats(p.out.dims.elements(), "the planar-engine result", index);
-      if (!o) return o.error();
-      out = *o;
-    }
-    pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, out->data(), out->size());
+    // In place: each result needs only its own operands, and the plan makes
+    // an element-wise result the shape of its first operand (check_no_window).
+    pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, (*x)->data(), (*x)->size());
     y.wide = false;
-    y.f = out;
+    y.f = *x;
   } else if (p.engine == Engine::PeReduce) {
     auto out = ws.doubles(p.out.dims.elements(), "the reduction result", index);
     if (!out) return out.error();
