@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "ane/compiler.h"
 #include "ane/program.h"
 #include "ane/registers.h"
+#include "compile_net.h"
 #include "plist_builder.h"
 #include "support.h"
 
@@ -75,12 +75,7 @@ TEST_P(KernelBuild, OnePlistLayerBuildsTheKernelsTask) {
   ASSERT_EQ(apple->tasks.size(), 1u);
 
   test::TempDir dir;
-  test::write_text(dir.file("net.plist"), network_for(k).xml());
-  auto n = load_network(dir.file("net.plist"));
-  ASSERT_TRUE(n.ok()) << n.error().str();
-  auto built = compile_network(*n);
-  ASSERT_TRUE(built.ok()) << built.error().str();
-  auto ours = parse_program(built->bytes, "built.hwx");
+  auto ours = test::compile_net(network_for(k), dir);
   ASSERT_TRUE(ours.ok()) << ours.error().str();
   ASSERT_EQ(ours->tasks.size(), 1u);
 

@@ -13,10 +13,10 @@
 
 #include <fmt/format.h>
 
-#include "ane/compiler.h"
 #include "ane/fp16.h"
 #include "ane/program.h"
 #include "ane/sim.h"
+#include "compile_net.h"
 #include "plist_builder.h"
 #include "reference/lut_ref.h"
 #include "support.h"
@@ -32,15 +32,6 @@ struct Shape {
   uint32_t c, h, w;
 };
 constexpr Shape kShapes[] = {{64, 1, 1024}, {4, 64, 256}};
-
-Expected<Program> compile(const Net& net, test::TempDir& dir) {
-  test::write_text(dir.file("net.plist"), net.xml());
-  auto n = load_network(dir.file("net.plist"));
-  if (!n) return n.error();
-  auto c = compile_network(*n);
-  if (!c) return c.error();
-  return parse_program(c->bytes, "net");
-}
 
 // Runs a one-output program on the given inputs; returns the output's fp16 values.
 std::vector<uint16_t> run(const Program& p, const Shape& shape,
@@ -114,7 +105,7 @@ TEST(CompiledOps, EveryNeuronTableRunsAsItsFunction) {
     n.units = {{"y", unit("x", "Neuron", {{"Type", str(c.type)}})}};
     n.outputs = {{"y@output", output("y")}};
     test::TempDir dir;
-    auto p = compile(n, dir);
+    auto p = test::compile_net(n, dir);
     ASSERT_TRUE(p.ok()) << p.error().str();
     const auto table = table_of(*p);
     std::string why;
@@ -170,7 +161,7 @@ TEST(CompiledOps, ElementWiseOperationsRunAsTheirDefinition) {
       n.units = {{"y", unit2("a", "b", type, {{"Type", str(c.op)}})}};
       n.outputs = {{"y@output", output("y")}};
       test::TempDir dir;
-      auto p = compile(n, dir);
+      auto p = test::compile_net(n, dir);
       ASSERT_TRUE(p.ok()) << p.error().str();
       const auto y = run(*p, shape, {{"a", a}, {"b", b}});
       ASSERT_EQ(y.size(), a.size());
@@ -202,7 +193,7 @@ TEST(CompiledOps, TallChainThroughScratchMemory) {
                          {"ReshapedWidth", integer(w)}})}};
   n.outputs = {{"r@output", output("r")}};
   test::TempDir dir;
-  auto p = compile(n, dir);
+  auto p = test::compile_net(n, dir);
   ASSERT_TRUE(p.ok()) << p.error().str();
   ASSERT_EQ(p->tasks.size(), 5u);  // table, sub, two concat pieces, reshape copy
   const auto table = table_of(*p);
