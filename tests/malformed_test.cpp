@@ -159,8 +159,12 @@ TEST(Malformed, CountsAndSizesPastTheEnd) {
 TEST(Malformed, OtherGenerationsAreRefused) {
   ANE_REQUIRE_CORPUS();
   Bytes b = corpus("relu");
-  put32(b, 8, 5);  // H14
-  expect_error(b, 8, "cpusubtype 5 is not H13 (4)");
+  put32(b, 8, 3);  // H12: named, not decoded
+  expect_error(b, 8, "H12");
+  put32(b, 8, 11);  // H18G: a different format
+  expect_error(b, 8, "H18G");
+  put32(b, 8, 5);  // H14 in the header, an H13 program descriptor below
+  expect_error(b, 8, "cpusubtype 5 says H14, but the program descriptor is LC_THREAD flavor 1");
   EXPECT_TRUE(read_hwx(b).ok());  // the container itself is still readable
 }
 

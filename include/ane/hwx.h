@@ -105,17 +105,25 @@ struct Chunk {
   Bytes data;
 };
 
-// Flavor-1 thread: the program descriptor.
+// The program descriptor: an LC_THREAD of flavor 1 (H13, "kind 1") or 4
+// (H14 - H18, "kind 4"). Offsets are command-relative.
 struct ProgramInfo {
   size_t command_index = 0;
-  uint32_t count = 0;                 // state words (0x214 v4..v5, 0x21a v7+)
-  std::array<uint64_t, 32> slots{};   // base-address slot table
+  uint32_t kind = 1;                  // the LC_THREAD flavor
+  uint32_t count = 0;                 // state words (kind 1: 0x214 v4..v5, 0x21a v7+; kind 4: 0x21e, 0x222)
+  // Kind 1: the 32-entry slot table of u64 at +0x10 + 8 k, which task headers
+  // index. Kind 4: the u64 addresses at +0x10 + 0x10 k (k < 127), which the
+  // relocation tags of task records index (entry 0 __text, 1 __TEXT,__const,
+  // the tensors from the generation's first surface on).
+  std::vector<uint64_t> slots;
   uint64_t text_address = 0;          // +0x810
-  uint32_t first_task_words_m1 = 0;   // +0x818: size of task 0 in words, minus 1
-  uint32_t task_count = 0;            // +0x81c
-  uint32_t name_offset = 0;           // +0x83c
-  uint32_t debug_log_event_bits = 0;  // +0x850
-  uint32_t log_event_bits = 0;        // +0x858
+  uint32_t first_task_words_m1 = 0;   // kind 1 +0x818: size of task 0 in words, minus 1
+  uint32_t task_count = 0;            // kind 1 +0x81c, kind 4 +0x830
+  uint32_t task_count_offset = 0x81c;
+  uint32_t text_words = 0;            // kind 4 +0x824: the words of __text
+  uint32_t name_offset = 0;           // kind 1 +0x83c, kind 4 +0x848
+  uint32_t debug_log_event_bits = 0;  // kind 1 +0x850
+  uint32_t log_event_bits = 0;        // kind 1 +0x858
   std::string network_name;
 };
 
@@ -198,6 +206,8 @@ class HwxFile {
   std::vector<const SegmentCommand*> segments() const;
   const SegmentCommand* find_segment(const std::string& name) const;
   const macho::Section64* find_section(const std::string& seg, const std::string& sect) const;
+  // __TEXT,__text (some compilers name the section __TEXT,__TEXT).
+  const macho::Section64* text_section() const;
   // 1-based section ordinal (as used by nlist n_sect), 0 if absent.
   unsigned section_ordinal(const std::string& seg, const std::string& sect) const;
   const macho::Section64* section_by_ordinal(unsigned ordinal) const;
@@ -218,8 +228,8 @@ Expected<HwxFile> load_hwx(const std::string& path);
 // Emits the model. For a model from read_hwx this reproduces the input.
 Bytes write_hwx(const HwxFile& file);
 
-// Decoders for the flavor-1 / flavor-3 thread payloads (command-relative
-// offsets as documented in docs/hwx-format notes).
+// Decoders for the flavor-1 / flavor-4 / flavor-3 thread payloads
+// (command-relative offsets, docs/hwx-format.md and docs/generations.md).
 Expected<ProgramInfo> decode_program(const LoadCommand& lc);
 Expected<BufferDescriptor> decode_buffer_descriptor(const LoadCommand& lc);
 

@@ -35,6 +35,7 @@ constexpr uint8_t N_LSYM = 0x80;
 // LC_THREAD flavors.
 constexpr uint32_t kThreadProgram = 1;  // slot table, task count, network name
 constexpr uint32_t kThreadBuffer = 3;   // one I/O tensor descriptor
+constexpr uint32_t kThreadPackedProgram = 4;  // H14 - H18 program descriptor ("kind 4")
 
 const char* command_name(uint32_t cmd);
 

@@ -26,7 +26,9 @@ const char* format_name(ContainerFormat f);
 enum class SlotRole { Tasks, Kernels, Intermediate, Output, Input, Unknown };
 const char* slot_role_name(SlotRole r);
 
-// One base-address slot: the memory a task reaches through RBase/WBase/KBase.
+// One base-address slot: the memory a task reaches through RBase/WBase/KBase
+// (H13), or through a relocated record naming program-descriptor entry
+// `index` (H14 - H18).
 struct ProgramSlot {
   int index = -1;
   SlotRole role = SlotRole::Unknown;
@@ -62,10 +64,13 @@ struct Program {
   std::string path;  // as given by the caller (used in the output)
   uint64_t size = 0;
   ContainerFormat format = ContainerFormat::Hwx;
+  Generation generation = Generation::H13;  // the hardware its tasks are for (the cpusubtype's)
   std::string name;  // network name (HWX) or the descriptor's name (anec)
   std::vector<ProgramSlot> slots;  // ascending by index
   std::vector<Buffer> buffers;
   std::vector<Task> tasks;
+  // Packed generations (H14 - H18): the frames between the tasks of __text.
+  std::vector<TextFrame> frames;
   std::optional<HwxFile> hwx;  // the Mach-O container (HWX programs)
   std::optional<AnecImage> anec;  // the flat image (anec programs)
 

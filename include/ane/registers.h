@@ -1,6 +1,9 @@
-// The H13 register database: every register field described once
-// (block, register, field, hardware address, bit offset, width).
-// Decoding, encoding, dumps, docs, the builder and the simulator all read it.
+// The register databases, one per hardware generation: every register field
+// described once (block, register, field, hardware address, bit offset,
+// width, where its name comes from). Decoding, encoding, dumps, docs, the
+// builder and the simulator all read them. A name means one thing on every
+// generation: where a later generation holds a quantity H13 has, the field
+// carries H13's name (docs/generations.md).
 #pragma once
 
 #include <array>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "ane/error.h"
+#include "ane/generation.h"
 
 namespace ane {
 
@@ -25,6 +29,8 @@ enum class Block : uint8_t {
   PE,  // planar engine
   NE,  // neural engine
   TileDMADst,
+  CacheDMA,  // H15 - H18
+  PEIndex,   // H16: one word at 0x44D0
 };
 
 // How well a name is established (mirrors the marks in the shared docs).
@@ -52,6 +58,10 @@ struct FieldInfo {
   uint8_t width = 0;
   Confidence confidence = Confidence::Published;
   const char* note = "";  // short explanation for docs (may be empty)
+  // H14 - H18: where the name comes from, and the record values that confirm
+  // it ("" when no record confirms it; such words stay Unk<address>).
+  const char* source = "";
+  const char* evidence = "";
 
   uint32_t mask() const { return width >= 32 ? 0xffffffffu : ((1u << width) - 1u) << bit; }
   uint32_t extract(uint32_t word) const { return (word & mask()) >> bit; }
@@ -64,6 +74,14 @@ class RegisterDatabase {
  public:
   // The H13 (M1/A14) table.
   static const RegisterDatabase& h13();
+  // The table of a generation whose tasks libane decodes (H13 - H18);
+  // nullptr for the others.
+  static const RegisterDatabase* for_generation(Generation g);
+
+  Generation generation() const { return generation_; }
+  // Header words every task of the generation carries (the extended-word rule
+  // can add one on packed formats).
+  uint32_t header_words() const { return header_words_; }
 
   std::span<const BlockInfo> blocks() const { return blocks_; }
   std::span<const FieldInfo> fields() const { return fields_; }
@@ -81,9 +99,12 @@ class RegisterDatabase {
   // Register name for an address ("Common.InDim"), or "Block.Unk<addr>".
   std::string register_name(Block b, uint32_t address) const;
 
-  explicit RegisterDatabase(std::vector<BlockInfo> blocks, std::vector<FieldInfo> fields);
+  RegisterDatabase(Generation g, uint32_t header_words, std::vector<BlockInfo> blocks,
+                   std::vector<FieldInfo> fields);
 
  private:
+  Generation generation_;
+  uint32_t header_words_;
   std::vector<BlockInfo> blocks_;
   std::vector<FieldInfo> fields_;
   std::map<std::string, size_t, std::less<>> by_name_;
@@ -95,13 +116,19 @@ class RegisterDatabase {
 const char* block_name(Block b);
 const char* confidence_name(Confidence c);
 
-// The register state one task programs: the ten header words plus every
-// hardware register the task's streams write, keyed by address.
+// The register state one task programs: its header words plus every hardware
+// register the task's streams write, keyed by address, in one generation's
+// register space. "Not written" stays distinct from "written zero".
 class RegisterImage {
  public:
-  RegisterImage();
+  RegisterImage();  // H13
+  explicit RegisterImage(const RegisterDatabase& db);
 
-  std::array<uint32_t, 10> header{};
+  const RegisterDatabase& database() const { return *db_; }
+  Generation generation() const { return db_->generation(); }
+
+  // H13: ten words. Packed formats: 8 or 9, plus the extended word when present.
+  std::vector<uint32_t> header;
 
   // Hardware registers.
   void set_word(uint32_t address, uint32_t value);
@@ -123,6 +150,7 @@ class RegisterImage {
   bool operator==(const RegisterImage& other) const = default;
 
  private:
+  const RegisterDatabase* db_;
   std::vector<uint32_t> values_;  // indexed by RegisterDatabase::register_index
   std::vector<uint8_t> written_;
   std::map<uint32_t, uint32_t> unknown_;

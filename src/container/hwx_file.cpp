@@ -99,6 +99,11 @@ const macho::Section64* HwxFile::section_by_ordinal(unsigned ordinal) const {
   return nullptr;
 }
 
+const macho::Section64* HwxFile::text_section() const {
+  if (const auto* s = find_section("__TEXT", "__text")) return s;
+  return find_section("__TEXT", "__TEXT");
+}
+
 const IdentCommand* HwxFile::ident() const {
   for (const auto& lc : commands)
     if (auto* id = lc.as<IdentCommand>()) return id;
@@ -118,7 +123,7 @@ std::span<const uint8_t> HwxFile::section_data(const macho::Section64& sec) cons
 std::optional<ProgramInfo> HwxFile::program() const {
   for (size_t i = 0; i < commands.size(); ++i) {
     const auto* t = commands[i].as<ThreadCommand>();
-    if (!t || t->flavor != macho::kThreadProgram) continue;
+    if (!t || (t->flavor != macho::kThreadProgram && t->flavor != macho::kThreadPackedProgram)) continue;
     auto p = decode_program(commands[i]);
     if (!p) return std::nullopt;
     p->command_index = i;

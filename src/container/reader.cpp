@@ -308,7 +308,7 @@ Status Reader::check_threads() {
   for (const auto& lc : out_.commands) {
     const auto* t = lc.as<ThreadCommand>();
     if (!t) continue;
-    if (t->flavor == macho::kThreadProgram) {
+    if (t->flavor == macho::kThreadProgram || t->flavor == macho::kThreadPackedProgram) {
       if (auto p = decode_program(lc); !p) return p.error();
     } else if (t->flavor == macho::kThreadBuffer) {
       if (auto d = decode_buffer_descriptor(lc); !d) return d.error();

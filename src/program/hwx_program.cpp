@@ -25,8 +25,9 @@ SectionAt section_at(const HwxFile& file, uint64_t address) {
 }
 
 SlotRole role_of(const macho::Section64& s, const std::vector<BufferInfo>& buffers) {
-  if (s.segname == "__TEXT" && s.sectname == "__text") return SlotRole::Tasks;
+  if (s.segname == "__TEXT" && (s.sectname == "__text" || s.sectname == "__TEXT")) return SlotRole::Tasks;
   if (s.segname == "__TEXT" && s.sectname == "__const") return SlotRole::Kernels;
+  if (s.segname.rfind("__KERN", 0) == 0) return SlotRole::Kernels;  // __KERN_0 (H16 - H18)
   for (const auto& b : buffers)
     if (b.address == s.addr) {
       if (b.direction == BufferDirection::Input) return SlotRole::Input;
@@ -58,17 +59,27 @@ void fill_slot(const HwxFile& file, const SectionAt& at, ProgramSlot& slot) {
 }  // namespace
 
 Expected<Program> program_from_hwx(HwxFile file, std::string path, uint64_t size) {
-  auto tasks = decode_tasks(file);
-  if (!tasks) return tasks.error();
+  auto gen = decodable_generation(file.header.cpusubtype);
+  if (!gen) return gen.error();
   Program p;
   p.path = std::move(path);
   p.size = size;
   p.format = ContainerFormat::Hwx;
-  p.tasks = std::move(tasks).value();
+  p.generation = (*gen)->id;
+  if ((*gen)->format == TaskFormat::Packed) {
+    auto text = decode_packed_tasks(file);
+    if (!text) return text.error();
+    p.tasks = std::move(text->tasks);
+    p.frames = std::move(text->frames);
+  } else {
+    auto tasks = decode_tasks(file);
+    if (!tasks) return tasks.error();
+    p.tasks = std::move(tasks).value();
+  }
   const auto infos = file.buffers();
   if (const auto prog = file.program()) {
     p.name = prog->network_name;
-    for (int k = 0; k < 32; ++k) {
+    for (int k = 0; k < static_cast<int>(prog->slots.size()); ++k) {
       const uint64_t a = prog->slots[k];
       if (a == 0) continue;  // unbound: a task that names it fails
       const SectionAt at = section_at(file, a);

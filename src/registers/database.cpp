@@ -1,5 +1,5 @@
-// RegisterDatabase: lookups over a register table (the H13 one is in
-// h13_table.cpp). Built once; all queries are const.
+// RegisterDatabase: lookups over a register table (H13 in h13_table.cpp,
+// H14 - H18 in packed_tables.cpp). Built once; all queries are const.
 
 #include <algorithm>
 #include <utility>
@@ -20,6 +20,8 @@ const char* block_name(Block b) {
     case Block::PE: return "PE";
     case Block::NE: return "NE";
     case Block::TileDMADst: return "TileDMADst";
+    case Block::CacheDMA: return "CacheDMA";
+    case Block::PEIndex: return "PEIndex";
   }
   return "?";
 }
@@ -34,8 +36,9 @@ const char* confidence_name(Confidence c) {
   return "?";
 }
 
-RegisterDatabase::RegisterDatabase(std::vector<BlockInfo> blocks, std::vector<FieldInfo> fields)
-    : blocks_(std::move(blocks)), fields_(std::move(fields)) {
+RegisterDatabase::RegisterDatabase(Generation g, uint32_t header_words, std::vector<BlockInfo> blocks,
+                                   std::vector<FieldInfo> fields)
+    : generation_(g), header_words_(header_words), blocks_(std::move(blocks)), fields_(std::move(fields)) {
   for (size_t i = 0; i < fields_.size(); ++i) {
     by_name_.emplace(fields_[i].name, i);  // names are unique (tested); first one wins
     by_register_[{fields_[i].block, fields_[i].address}].push_back(i);
@@ -44,8 +47,8 @@ RegisterDatabase::RegisterDatabase(std::vector<BlockInfo> blocks, std::vector<Fi
     std::stable_sort(indices.begin(), indices.end(),
                      [&](size_t a, size_t b) { return fields_[a].bit < fields_[b].bit; });
   }
-  // Dense register indices follow the block list (v4.2.1 stream order), so
-  // index k is the k-th data word of a task's streams.
+  // Dense register indices follow the block list (H13: v4.2.1 stream order,
+  // so index k is the k-th data word of a task's streams).
   for (const BlockInfo& b : blocks_) {
     if (b.id == Block::Header) continue;
     for (uint32_t k = 0; k < b.words; ++k) index_to_address_.push_back(b.base + 4 * k);
@@ -84,7 +87,7 @@ std::vector<const FieldInfo*> RegisterDatabase::fields_at(Block b, uint32_t addr
 }
 
 // A handful of blocks: a linear walk is constant time and keeps the index
-// dense without a table over the sparse 0x0 - 0x1F8F4 address range.
+// dense without a table over the sparse address range.
 int RegisterDatabase::register_index(uint32_t address) const {
   if (address % 4 != 0) return -1;
   uint32_t first = 0;

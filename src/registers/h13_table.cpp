@@ -378,8 +378,8 @@ std::vector<FieldInfo> expand(std::span<const Row> rows) {
 }  // namespace
 
 const RegisterDatabase& RegisterDatabase::h13() {
-  static const RegisterDatabase db(std::vector<BlockInfo>(std::begin(kBlocks), std::end(kBlocks)),
-                                   expand(kRows));
+  static const RegisterDatabase db(Generation::H13, 10,
+                                   std::vector<BlockInfo>(std::begin(kBlocks), std::end(kBlocks)), expand(kRows));
   return db;
 }
 

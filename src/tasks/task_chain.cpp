@@ -1,4 +1,4 @@
-// Walks the chain of task descriptors in __TEXT,__text.
+// The task descriptors in __TEXT,__text, in the file's generation's format.
 #include <fmt/format.h>
 
 #include "ane/task.h"
@@ -8,15 +8,54 @@ namespace ane {
 namespace {
 constexpr uint32_t kEonBit = 1u << 25;
 constexpr uint32_t kV4TaskWordsM1 = 0x9c;  // used when no program descriptor says
-constexpr uint32_t kCpuSubtypeH13 = 4;
+// The program descriptor's kind must match the generation the cpusubtype
+// names: an H13 descriptor in a file claiming H16 (or the reverse) means the
+// header or the descriptor is wrong, and either way the tasks cannot be read.
+Status check_descriptor_kind(const HwxFile& file, const GenerationInfo& gen) {
+  const auto prog = file.program();
+  if (!prog) return Ok{};
+  const uint32_t want = gen.format == TaskFormat::Packed ? macho::kThreadPackedProgram : macho::kThreadProgram;
+  if (prog->kind == want) return Ok{};
+  return make_error(8, fmt::format("cpusubtype {} says {}, but the program descriptor is LC_THREAD flavor {} "
+                                   "(expected flavor {} for {})",
+                                   file.header.cpusubtype, gen.name, prog->kind, want, gen.name));
+}
+
 }  // namespace
 
+Expected<PackedText> decode_packed_tasks(const HwxFile& file) {
+  auto gen = decodable_generation(file.header.cpusubtype);
+  if (!gen) return gen.error();
+  if ((*gen)->format != TaskFormat::Packed)
+    return make_error(8, fmt::format("cpusubtype {} is {}, whose tasks are not in the packed format",
+                                     file.header.cpusubtype, (*gen)->name));
+  if (auto st = check_descriptor_kind(file, **gen); !st) return st.error();
+  const macho::Section64* text_sec = file.text_section();
+  if (!text_sec) return make_error("no __TEXT,__text section: the file holds no task descriptors");
+  const auto text = file.section_data(*text_sec);
+  if (text.size() != text_sec->size)
+    return make_error(text_sec->offset, "__TEXT,__text is not backed by file bytes");
+  auto packed = decode_packed_text(text, text_sec->offset, (*gen)->id, "__text");
+  if (!packed) return packed.error();
+  const auto prog = file.program();
+  if (prog && prog->task_count != packed->tasks.size())
+    return make_error(file.commands[prog->command_index].offset + prog->task_count_offset,
+                      fmt::format("program descriptor says {} tasks but __text holds {}", prog->task_count,
+                                  packed->tasks.size()));
+  return packed;
+}
+
 Expected<std::vector<Task>> decode_tasks(const HwxFile& file) {
-  // Other generations (H11, H14, ...) lay tasks out differently; decoding them
-  // with the H13 table would print plausible nonsense.
-  if (file.header.cpusubtype != kCpuSubtypeH13)
-    return make_error(8, fmt::format("cpusubtype {} is not H13 (4): libane only knows the H13 task format",
-                                     file.header.cpusubtype));
+  // Each generation lays its tasks out its own way; decoding one with another's
+  // table would print plausible nonsense, so the cpusubtype decides.
+  auto gen = decodable_generation(file.header.cpusubtype);
+  if (!gen) return gen.error();
+  if ((*gen)->format == TaskFormat::Packed) {
+    auto packed = decode_packed_tasks(file);
+    if (!packed) return packed.error();
+    return std::move(packed->tasks);
+  }
+  if (auto st = check_descriptor_kind(file, **gen); !st) return st.error();
   const macho::Section64* text_sec = file.find_section("__TEXT", "__text");
   if (!text_sec) return make_error("no __TEXT,__text section: the file holds no task descriptors");
   const auto text = file.section_data(*text_sec);
@@ -29,7 +68,7 @@ Expected<std::vector<Task>> decode_tasks(const HwxFile& file) {
   if (!chain) return chain.error();
   std::vector<Task> tasks = std::move(chain).value();
   if (prog && prog->task_count != tasks.size()) {
-    const uint64_t at = file.commands[prog->command_index].offset + 0x81c;
+    const uint64_t at = file.commands[prog->command_index].offset + prog->task_count_offset;
     return make_error(at, fmt::format("program descriptor says {} tasks but the task chain has {}", prog->task_count,
                                       tasks.size()));
   }
