@@ -139,6 +139,12 @@ using TraceHook = std::function<void(const TraceRecord&)>;
 // (or why it refuses the task): "task 0: NE table[odd, grid 0..4, ...],
 // fp16 [1,1,2560,1600] -> [1,1,2560,1600], slot 5 -> slot 4".
 std::string describe_task(const Program& program, const Task& task, const Options& opts = {});
+// H14 - H18: the same line from the generation's named fields and the
+// tensors its relocation tags bind ("not understood" where they say too little).
+std::string describe_packed_task(const Program& program, const Task& task);
+// Why a program of generation g does not run: "H16 (M4, A17 Pro) programs
+// are decoded but not simulated yet ...".
+std::string not_simulated_message(Generation g);
 
 // ---- the machine ------------------------------------------------------------------
 // Low-level state: bounds-checked memory per base-address slot. Tests and

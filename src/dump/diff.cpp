@@ -38,6 +38,8 @@ void flatten(const Json& j, const std::string& path, Flat& out) {
     for (const auto& [k, v] : j.items()) {
       if (path.empty() && k == "file") continue;  // the path names differ by design
       if (k == "summary") continue;               // derived from the registers the diff compares
+      // The same words again, by address: the register fields carry them.
+      if (k == "written" || (k == "header" && path.rfind("task[", 0) == 0)) continue;
       if (k == "registers") {  // task fields read as task[i].Block.Reg.Field
         flatten(v, path, out);
         continue;
@@ -106,12 +108,49 @@ void diff_sections(const Program& a, const Program& b, std::vector<DiffEntry>& o
   }
 }
 
+// A field both generations name for the same quantity: not an address-named
+// Unk word, not a header word (each format has its own header), except TID.
+bool comparable_across_generations(const FieldInfo& f) {
+  if (f.reg.rfind("Unk", 0) == 0) return false;
+  return f.block != Block::Header || f.name == "Header[0].TID";
+}
+
+// Tasks of different generations, by meaning: the fields both register
+// tables name (one name is one quantity on every generation), a field the
+// task leaves unwritten shown as such.
+void flatten_tasks_by_meaning(const Program& p, const Program& other, Flat& out) {
+  const Generation og = other.generation;
+  const RegisterDatabase* odb = RegisterDatabase::for_generation(og);
+  for (const Task& t : p.tasks) {
+    const auto& db = t.regs.database();
+    for (const FieldInfo& f : db.fields()) {
+      if (!comparable_across_generations(f) || !odb || !odb->find(f.name)) continue;
+      const std::string value =
+          t.regs.field_written(f) ? scalar(detail::Json(t.regs.get(f))) : std::string("(not written)");
+      out.emplace_back(fmt::format("task[{}].{}", t.index, f.name), value);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<DiffEntry> diff_programs(const Program& a, const Program& b) {
   Flat fa, fb;
-  flatten(detail::program_json(a, {}), "", fa);
-  flatten(detail::program_json(b, {}), "", fb);
+  detail::Json ja = detail::program_json(a, {}), jb = detail::program_json(b, {});
+  if (a.generation != b.generation) {
+    ja.erase("tasks");
+    jb.erase("tasks");
+  }
+  flatten(ja, "", fa);
+  flatten(jb, "", fb);
+  if (a.generation != b.generation) {
+    fa.emplace_back("generation", generation_name(a.generation));
+    fb.emplace_back("generation", generation_name(b.generation));
+    fa.emplace_back("task count", std::to_string(a.tasks.size()));
+    fb.emplace_back("task count", std::to_string(b.tasks.size()));
+    flatten_tasks_by_meaning(a, b, fa);
+    flatten_tasks_by_meaning(b, a, fb);
+  }
   std::map<std::string, std::string> mb(fb.begin(), fb.end());
   std::map<std::string, std::string> ma(fa.begin(), fa.end());
   std::vector<DiffEntry> out;
@@ -130,6 +169,10 @@ std::vector<DiffEntry> diff_programs(const Program& a, const Program& b) {
 
 std::string format_diff(const Program& a, const Program& b, const std::vector<DiffEntry>& diff) {
   std::string out = fmt::format("--- {}\n+++ {}\n", a.path, b.path);
+  if (a.generation != b.generation)
+    out += fmt::format("(different generations, {} and {}: tasks compared by the register fields both name; "
+                       "fields only one generation names, and the raw words, are not compared)\n",
+                       generation_name(a.generation), generation_name(b.generation));
   if (diff.empty()) return out + "no differences\n";
   for (const auto& d : diff) {
     if (d.path.rfind("section ", 0) == 0)

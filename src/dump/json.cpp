@@ -115,10 +115,14 @@ Json buffer_json(const BufferInfo& b) {
 
 Json program_info_json(const ProgramInfo& p) {
   Json j;
+  j["kind"] = p.kind;
   j["network_name"] = p.network_name;
   j["count"] = p.count;
   j["text_address"] = p.text_address;
-  j["first_task_words"] = uint64_t{p.first_task_words_m1} + 1;
+  if (p.kind == macho::kThreadPackedProgram)
+    j["text_words"] = p.text_words;
+  else
+    j["first_task_words"] = uint64_t{p.first_task_words_m1} + 1;
   j["task_count"] = p.task_count;
   j["debug_log_event_bits"] = p.debug_log_event_bits;
   j["log_event_bits"] = p.log_event_bits;
@@ -131,16 +135,33 @@ Json program_info_json(const ProgramInfo& p) {
 }  // namespace
 
 Json task_json(const Task& t, const DumpOptions& opt) {
-  const auto& db = RegisterDatabase::h13();
+  const auto& db = t.regs.database();
+  const bool packed = t.generation != Generation::H13;
   Json j;
   j["index"] = t.index;
+  j["generation"] = generation_info(t.generation).target;
   j["offset"] = t.file_offset;
   j["text_offset"] = t.text_offset;
   j["size"] = t.size;
+  j["header"] = t.regs.header;
   Json streams = Json::array();
-  for (const auto& s : t.streams)
-    streams.push_back({{"address", s.address}, {"count", s.count}, {"task_offset", s.task_offset}});
+  for (const auto& s : t.streams) {
+    Json sj = {{"address", s.address}, {"count", s.count}, {"task_offset", s.task_offset}};
+    if (packed) {
+      sj["kind"] = record_kind_name(s.kind);
+      sj["mask"] = s.mask;
+      sj["tag"] = s.tag;
+      sj["header"] = s.header_word();
+      if (s.relocated()) sj["relocation"] = s.relocation();
+    }
+    streams.push_back(std::move(sj));
+  }
   j["streams"] = streams;
+  // Every register the task writes, by its address in the generation's
+  // register space: "not written" is absent, a written zero is 0.
+  Json written = Json::object();
+  for (const auto& [addr, value] : t.regs.written_words()) written[fmt::format("{:#07x}", addr)] = value;
+  j["written"] = written;
   Json regs;
   Json unwritten = Json::array();
   for (const auto& f : db.fields()) {
@@ -157,11 +178,10 @@ Json task_json(const Task& t, const DumpOptions& opt) {
     for (size_t i = 0; i < t.regs.header.size(); ++i)
       words.push_back({{"task_offset", 4 * i}, {"header", i}, {"value", t.regs.header[i]}});
     for (const auto& s : t.streams) {
-      words.push_back({{"task_offset", s.task_offset}, {"stream_header", true},
-                       {"value", ((s.count - 1) << 26) | s.address}});
+      words.push_back({{"task_offset", s.task_offset}, {"stream_header", true}, {"value", s.header_word()}});
       for (uint32_t k = 0; k < s.count; ++k)
-        words.push_back({{"task_offset", s.task_offset + 4 + 4 * k}, {"address", s.address + 4 * k},
-                         {"value", t.regs.word(s.address + 4 * k)}});
+        words.push_back({{"task_offset", s.task_offset + 4 + 4 * k}, {"address", s.word_address(k)},
+                         {"value", t.regs.word(s.word_address(k))}});
     }
     j["raw"] = words;
   }
@@ -194,7 +214,8 @@ void hwx_json(Json& j, const HwxFile& f) {
                  {"cpusubtype", f.header.cpusubtype}, {"filetype", f.header.filetype},
                  {"ncmds", f.header.ncmds},     {"sizeofcmds", f.header.sizeofcmds},
                  {"flags", f.header.flags},     {"reserved", f.header.reserved}};
-  j["target"] = f.header.cpusubtype == 4 ? "h13" : fmt::format("cpusubtype{}", f.header.cpusubtype);
+  const GenerationInfo* g = generation_by_subtype(f.header.cpusubtype);
+  j["target"] = g ? std::string(g->target) : fmt::format("cpusubtype{}", f.header.cpusubtype);
   Json cmds = Json::array();
   for (size_t i = 0; i < f.commands.size(); ++i) cmds.push_back(command_json(f.commands[i], i));
   j["load_commands"] = cmds;

@@ -21,7 +21,8 @@ void dump_header(std::string& out, const Program& p) {
   line(out, "Mach-O header");
   line(out, "  magic       {:#010x}", h.magic);
   line(out, "  cputype     {:#x}", h.cputype);
-  line(out, "  cpusubtype  {}{}", h.cpusubtype, h.cpusubtype == 4 ? " (H13)" : "");
+  const GenerationInfo* g = generation_by_subtype(h.cpusubtype);
+  line(out, "  cpusubtype  {}{}", h.cpusubtype, g ? fmt::format(" ({}: {})", g->name, g->chips) : "");
   line(out, "  filetype    {}", h.filetype);
   line(out, "  ncmds       {}", h.ncmds);
   line(out, "  sizeofcmds  {:#x}", h.sizeofcmds);
@@ -41,7 +42,10 @@ void dump_commands(std::string& out, const HwxFile& f) {
                          st->strsize);
     else if (const auto* t = lc.as<ThreadCommand>())
       what = fmt::format("flavor {} count {:#x}{}", t->flavor, t->count,
-                         t->flavor == 1 ? " (program)" : t->flavor == 3 ? " (buffer descriptor)" : "");
+                         t->flavor == 1   ? " (program)"
+                         : t->flavor == 4 ? " (program, packed tasks)"
+                         : t->flavor == 3 ? " (buffer descriptor)"
+                                          : "");
     else if (const auto* b = lc.as<BufferDeclCommand>())
       what = fmt::format("buffer {} at {:#x}", b->name, b->address);
     else if (const auto* id = lc.as<IdentCommand>())
@@ -76,14 +80,20 @@ void dump_program(std::string& out, const HwxFile& f) {
   auto p = f.program();
   if (!p) return;
   line(out, "");
-  line(out, "Program (LC_THREAD flavor 1)");
+  line(out, "Program (LC_THREAD flavor {})", p->kind);
   line(out, "  network      {}", p->network_name);
   line(out, "  tasks        {}", p->task_count);
-  line(out, "  first task   {} words", uint64_t{p->first_task_words_m1} + 1);
-  line(out, "  __text       {:#x}", p->text_address);
-  line(out, "  event bits   debug {} log {}", p->debug_log_event_bits, p->log_event_bits);
+  if (p->kind == macho::kThreadPackedProgram) {
+    line(out, "  __text       {:#x}, {} words", p->text_address, p->text_words);
+  } else {
+    line(out, "  first task   {} words", uint64_t{p->first_task_words_m1} + 1);
+    line(out, "  __text       {:#x}", p->text_address);
+    line(out, "  event bits   debug {} log {}", p->debug_log_event_bits, p->log_event_bits);
+  }
+  // Kind 4: the entries the relocation tags of task records index.
+  const char* what = p->kind == macho::kThreadPackedProgram ? "entry" : "slot ";
   for (size_t k = 0; k < p->slots.size(); ++k)
-    if (p->slots[k]) line(out, "  slot {:<2}      {:#x}", k, p->slots[k]);
+    if (p->slots[k]) line(out, "  {} {:<3}    {:#x}", what, k, p->slots[k]);
 }
 
 void dump_buffers(std::string& out, const HwxFile& f) {
@@ -147,12 +157,15 @@ std::string fields_of(const RegisterImage& regs, const std::vector<const FieldIn
   return s;
 }
 
-void dump_task(std::string& out, const Program& p, const Task& t, const DumpOptions& opt) {
-  const auto& db = RegisterDatabase::h13();
-  line(out, "");
-  line(out, "Task {} at {}+{:#x} (file {:#x}), {:#x} bytes, {} streams", t.index, p.hwx ? "__text" : "image",
-       t.text_offset, t.file_offset, t.size, t.streams.size());
-  line(out, "  {}", sim::describe_task(p, t));
+std::string register_label(const RegisterDatabase& db, Block b, uint32_t addr) {
+  std::string name = db.register_name(b, addr);
+  if (auto dot = name.find('.'); dot != std::string::npos) name = name.substr(dot + 1);
+  return name;
+}
+
+// H13: every word of every block, "(not written)" where the task leaves it.
+void dump_linked_registers(std::string& out, const Task& t) {
+  const auto& db = t.regs.database();
   for (const auto& b : db.blocks()) {
     line(out, "  {}", b.name);
     for (uint32_t k = 0; k < b.words; ++k) {
@@ -161,14 +174,71 @@ void dump_task(std::string& out, const Program& p, const Task& t, const DumpOpti
       const bool header = b.id == Block::Header;
       const bool written = header || t.regs.written(addr);
       const uint32_t word = header ? t.regs.header[k] : t.regs.word(addr);
-      std::string name = header ? fmt::format("Header[{}]", k) : db.register_name(b.id, addr);
-      if (auto dot = name.find('.'); !header && dot != std::string::npos) name = name.substr(dot + 1);
+      const std::string name = header ? fmt::format("Header[{}]", k) : register_label(db, b.id, addr);
       // Header words have no hardware address: show their task offset.
       const std::string where = header ? fmt::format("+{:#04x}", addr) : fmt::format("{:#07x}", addr);
       line(out, "    {:>7} {:<24} {}  {}", where, name, written ? fmt::format("{:#010x}", word) : "(not written)",
            written ? fields_of(t.regs, fields) : "");
     }
   }
+}
+
+// H14 - H18: the records as written (kind, tag, what a relocation binds),
+// then the words each block received; a packed task writes only some.
+void dump_packed_registers(std::string& out, const Program& p, const Task& t) {
+  const auto& db = t.regs.database();
+  line(out, "  Header");
+  for (uint32_t k = 0; k < t.regs.header.size(); ++k)
+    line(out, "    +{:#04x} {:<24} {:#010x}  {}", 4 * k, fmt::format("Header[{}]", k), t.regs.header[k],
+         fields_of(t.regs, db.fields_at(Block::Header, 4 * k)));
+  line(out, "  Records");
+  for (const auto& s : t.streams) {
+    std::string extra;
+    if (s.kind == RecordKind::Masked) extra = fmt::format(" mask {:#06x}", s.mask);
+    if (s.tag) extra += fmt::format(" tag {:#x}", s.tag);
+    if (s.relocated()) {
+      std::string bound = fmt::format("entry {}", s.relocation());
+      for (const auto& b : p.buffers)
+        if (b.slot == static_cast<int>(s.relocation())) bound += " (" + b.name + ")";
+      if (const ProgramSlot* slot = p.slot(static_cast<int>(s.relocation()))) {
+        if (slot->role == SlotRole::Kernels) bound += " (kernel data)";
+      } else {
+        bound += " (no address: on H15 - H18 this tag marks DMA-config words)";
+      }
+      extra += ", relocated: " + bound;
+    }
+    line(out, "    +{:#05x} {:#010x} {:<6} {:#07x} x{}{}", s.task_offset, s.header_word(), record_kind_name(s.kind),
+         s.address, s.count, extra);
+  }
+  size_t written = 0, words = 0;
+  for (const auto& b : db.blocks()) {
+    if (b.id == Block::Header) continue;
+    words += b.words;
+    bool shown = false;
+    for (uint32_t k = 0; k < b.words; ++k) {
+      const uint32_t addr = b.base + 4 * k;
+      if (!t.regs.written(addr)) continue;
+      if (!shown) line(out, "  {}", b.name);
+      shown = true;
+      ++written;
+      line(out, "    {:#07x} {:<24} {:#010x}  {}", addr, register_label(db, b.id, addr), t.regs.word(addr),
+           fields_of(t.regs, db.fields_at(b.id, addr)));
+    }
+  }
+  line(out, "  ({} of the {} {} register words written; the rest are not written, which is not zero)", written,
+       words, generation_name(t.generation));
+}
+
+void dump_task(std::string& out, const Program& p, const Task& t, const DumpOptions& opt) {
+  line(out, "");
+  line(out, "Task {} at {}+{:#x} (file {:#x}), {:#x} bytes, {} {}", t.index, p.hwx ? "__text" : "image",
+       t.text_offset, t.file_offset, t.size, t.streams.size(),
+       t.generation == Generation::H13 ? "streams" : "records");
+  line(out, "  {}", sim::describe_task(p, t));
+  if (t.generation == Generation::H13)
+    dump_linked_registers(out, t);
+  else
+    dump_packed_registers(out, p, t);
   if (!t.regs.unknown_words().empty()) {
     line(out, "  registers outside the known blocks");
     for (const auto& [addr, value] : t.regs.unknown_words()) line(out, "    {:#07x} {:#010x}", addr, value);
@@ -178,11 +248,11 @@ void dump_task(std::string& out, const Program& p, const Task& t, const DumpOpti
     for (size_t i = 0; i < t.regs.header.size(); ++i)
       line(out, "    +{:#05x}: {:#010x}  Header[{}]", 4 * i, t.regs.header[i], i);
     for (const auto& s : t.streams) {
-      line(out, "    +{:#05x}: {:#010x}  stream: {} words at {:#07x}", s.task_offset, ((s.count - 1) << 26) | s.address,
-           s.count, s.address);
+      line(out, "    +{:#05x}: {:#010x}  {}: {} words at {:#07x}", s.task_offset, s.header_word(),
+           s.kind == RecordKind::Linked ? "stream" : record_kind_name(s.kind), s.count, s.address);
       for (uint32_t k = 0; k < s.count; ++k)
-        line(out, "    +{:#05x}: {:#010x}  [{:#07x}]", s.task_offset + 4 + 4 * k, t.regs.word(s.address + 4 * k),
-             s.address + 4 * k);
+        line(out, "    +{:#05x}: {:#010x}  [{:#07x}]", s.task_offset + 4 + 4 * k, t.regs.word(s.word_address(k)),
+             s.word_address(k));
     }
   }
 }

@@ -111,7 +111,7 @@ std::vector<FieldInfo> expand(Generation g, const std::vector<BlockInfo>& blocks
   // Every header word and every block word no row describes: one 32-bit field
   // named after where it is.
   auto fill = [&](Block b, uint32_t address, std::string reg) {
-    if (covered.count({b, address})) return;
+    if (!covered.emplace(std::pair{b, address}, true).second) return;
     FieldInfo f;
     f.block = b;
     f.address = address;
@@ -125,7 +125,7 @@ std::vector<FieldInfo> expand(Generation g, const std::vector<BlockInfo>& blocks
   };
   for (uint32_t w = 0; w <= header_words; ++w) fill(Block::Header, 4 * w, fmt::format("Header[{}]", w));
   for (const auto& b : blocks)
-    for (uint32_t k = 0; k < b.words; ++k) fill(b.id, b.base + 4 * k, fmt::format("Unk{:05X}", b.base + 4 * k));
+    for (uint32_t k = 0; b.id != Block::Header && k < b.words; ++k) fill(b.id, b.base + 4 * k, fmt::format("Unk{:05X}", b.base + 4 * k));
 
   auto rank = [&](Block b) {
     if (b == Block::Header) return size_t{0};

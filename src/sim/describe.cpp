@@ -98,6 +98,7 @@ std::string pe_text(const TaskPlan& p) {
 }  // namespace
 
 std::string describe_task(const Program& program, const Task& task, const Options& opts) {
+  if (task.generation != Generation::H13) return describe_packed_task(program, task);
   auto planned = plan_task(task.regs, opts, task.index);
   if (!planned) return fmt::format("task {}: not simulated: {}", task.index, planned.error().message);
   const TaskPlan& p = *planned;

@@ -250,6 +250,8 @@ void collect_traced(const Checker& c, TaskPlan& p) {
 }  // namespace
 
 Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uint32_t task) {
+  // The plan reads H13 fields; another generation's words sit elsewhere.
+  if (regs.generation() != Generation::H13) return make_error(not_simulated_message(regs.generation()));
   const Fields& F = fields();
   const Checker c(regs, task);
   ANE_TRY(check_geometry(c));

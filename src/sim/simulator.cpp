@@ -89,6 +89,7 @@ Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 Expected<Simulator> Simulator::create(const Program& program, Options opts) {
+  if (program.generation != Generation::H13) return make_error(not_simulated_message(program.generation));
   if (program.slots.empty())
     return make_error(program.hwx ? "no program descriptor (LC_THREAD flavor 1): the file has no slot table"
                                   : "the program binds no memory slots");

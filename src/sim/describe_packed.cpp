@@ -1,0 +1,107 @@
+// One line per H14 - H18 task saying what it computes, from the fields the
+// generation's register table names (docs/generations.md) and the tensors
+// its relocation tags bind. Where a quantity is not named on that generation
+// or not written by the task, the line says "not understood" instead of
+// guessing.
+#include <fmt/format.h>
+
+#include "ane/sim.h"
+
+namespace ane::sim {
+
+namespace {
+
+// The value of a named field the task writes, if the generation names it.
+std::optional<uint32_t> written_field(const RegisterImage& regs, const char* name) {
+  const FieldInfo* f = regs.database().find(name);
+  if (!f || !regs.field_written(*f)) return std::nullopt;
+  return regs.get(*f);
+}
+
+// The tensor (or section) a relocated record binds: the program slot of the
+// record's descriptor entry.
+std::string bound_name(const Program& p, uint32_t entry) {
+  for (const Buffer& b : p.buffers)
+    if (b.slot == static_cast<int>(entry)) return b.name;
+  if (const ProgramSlot* s = p.slot(static_cast<int>(entry))) {
+    if (s->role == SlotRole::Kernels) return entry == 1 ? "__const" : "kernel data";
+    if (s->role == SlotRole::Tasks) return "__text";
+  }
+  return fmt::format("entry {}", entry);
+}
+
+// The relocated record that writes `field`'s register, as "name".
+std::optional<std::string> binding_of(const Program& p, const Task& t, const char* field) {
+  const FieldInfo* f = t.regs.database().find(field);
+  if (!f) return std::nullopt;
+  for (const auto& s : t.streams)
+    if (s.relocated())
+      for (uint32_t k = 0; k < s.count; ++k)
+        if (s.word_address(k) == f->address) return bound_name(p, s.relocation());
+  return std::nullopt;
+}
+
+std::string dims(const RegisterImage& regs, const char* c, const char* h, const char* w) {
+  const auto cv = written_field(regs, c), hv = written_field(regs, h), wv = written_field(regs, w);
+  auto part = [](std::optional<uint32_t> v) { return v ? fmt::format("{}", *v) : std::string("?"); };
+  return fmt::format("{}x{}x{}", part(cv), part(hv), part(wv));
+}
+
+std::optional<std::string> pe_operation(const RegisterImage& regs) {
+  const auto op = written_field(regs, "PE.Cfg.OpMode"), sec = written_field(regs, "PE.Cfg.SecSrc");
+  if (!op || !sec) return std::nullopt;
+  static const char* kOps[] = {"add", "mul", "max", "min"};
+  if (*sec == 2 && *op < 4) return fmt::format("{}(a, b)", kOps[*op]);
+  if (*sec == 3 && *op == 0) return std::string("sub(a, b) = a + (-b)");
+  if (*sec == 0 && *op < 4) return fmt::format("{} over one operand", kOps[*op]);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string not_simulated_message(Generation g) {
+  const GenerationInfo& info = generation_info(g);
+  return fmt::format("{} ({}) programs are decoded but not simulated yet: libane's simulator runs H13 (M1, A14) "
+                     "programs; hwx-dump shows what this one computes",
+                     info.name, info.chips);
+}
+
+std::string describe_packed_task(const Program& p, const Task& t) {
+  const RegisterImage& r = t.regs;
+  const char* gen = generation_name(t.generation);
+  const auto type = written_field(r, "Common.Cfg.TaskType");
+  std::string reads, writes;
+  for (const char* f : {"TileDMASrc.BaseAddr.Addr", "TileDMASrc.Src2BaseAddr.Addr"})
+    if (auto n = binding_of(p, t, f)) reads += (reads.empty() ? "" : ", ") + *n;
+  if (auto n = binding_of(p, t, "TileDMADst.BaseAddr.Addr")) writes = *n;
+  // Every relocated record, by block, when the named bases do not say it all.
+  std::string bound;
+  for (const auto& s : t.streams)
+    if (s.relocated()) {
+      const auto& db = r.database();
+      std::string block = "?";
+      for (const auto& b : db.blocks())
+        if (b.id != Block::Header && s.address >= b.base && s.address < b.base + 4 * b.words) block = b.name;
+      bound += fmt::format("{}{} {:#x} <- {}", bound.empty() ? "" : ", ", block, s.address, bound_name(p, s.relocation()));
+    }
+  const std::string io = !reads.empty() || !writes.empty()
+                             ? fmt::format("{} -> {}", reads.empty() ? "?" : reads, writes.empty() ? "?" : writes)
+                             : "";
+  const std::string shape = fmt::format("{} -> {}", dims(r, "Common.Cin.Cin", "Common.InDim.Hin", "Common.InDim.Win"),
+                                        dims(r, "Common.Cout.Cout", "Common.OutDim.Hout", "Common.OutDim.Wout"));
+  if (type && (*type == 2 || *type == 3 || *type == 5)) {
+    if (auto op = pe_operation(r))
+      return fmt::format("task {} ({}): PE {}, fp16 {}{}{}", t.index, gen, *op, shape, io.empty() ? "" : ", ",
+                         io.empty() ? bound : io);
+    return fmt::format("task {} ({}): PE task, operation not understood (PE.Cfg not written or not a known op); {}",
+                       t.index, gen, bound.empty() ? shape : bound);
+  }
+  if (type && *type == 0)
+    return fmt::format("task {} ({}): NE task, fp16 {}; what it computes is not understood on {} yet{}{}", t.index,
+                       gen, shape, gen, bound.empty() ? "" : "; binds ", bound);
+  return fmt::format("task {} ({}): not understood (Common.Cfg.TaskType {}){}{}", t.index, gen,
+                     type ? fmt::format("= {}", *type) : std::string("not written or not named on ") + gen,
+                     bound.empty() ? "" : "; binds ", bound);
+}
+
+}  // namespace ane::sim
