@@ -128,14 +128,16 @@ struct PyTask {
 };
 
 uint32_t field_value(const PyTask& t, const std::string& name) {
-  const ane::FieldInfo* f = ane::RegisterDatabase::h13().find(name);
-  if (!f) throw py::key_error("no register field '" + name + "' (names as hwx-dump prints them: Block.Register.Field)");
+  const ane::FieldInfo* f = t.task().regs.database().find(name);
+  if (!f)
+    throw py::key_error("no register field '" + name + "' on " + ane::generation_name(t.task().generation) +
+                        " (names as hwx-dump prints them: Block.Register.Field)");
   return t.task().regs.get(*f);
 }
 
 py::dict task_fields(const PyTask& t) {
   py::dict d;
-  for (const ane::FieldInfo& f : ane::RegisterDatabase::h13().fields())
+  for (const ane::FieldInfo& f : t.task().regs.database().fields())
     if (t.task().regs.field_written(f)) d[py::str(f.name)] = t.task().regs.get(f);
   return d;
 }
@@ -262,12 +264,23 @@ PYBIND11_MODULE(libane, m) {
 
   py::class_<PyTask>(m, "Task", "One task descriptor: its register fields by name (Block.Register.Field).")
       .def_property_readonly("index", [](const PyTask& t) { return t.task().index; }, "Position in the chain.")
+      .def_property_readonly(
+          "target", [](const PyTask& t) { return std::string(ane::generation_info(t.task().generation).target); },
+          "The generation whose register table names its fields ('h13', 'h16', ...).")
+      .def(
+          "written",
+          [](const PyTask& t) {
+            py::dict d;
+            for (const auto& [addr, value] : t.task().regs.written_words()) d[py::int_(addr)] = value;
+            return d;
+          },
+          "Every register word the task writes, as a dict address -> value (absent = not written).")
       .def("__getitem__", &field_value, py::arg("field"),
            "The value of one register field, e.g. t['Common.InDim.Win'] (KeyError for an unknown name).")
       .def(
           "__contains__",
           [](const PyTask& t, const std::string& name) {
-            const ane::FieldInfo* f = ane::RegisterDatabase::h13().find(name);
+            const ane::FieldInfo* f = t.task().regs.database().find(name);
             return f && t.task().regs.field_written(*f);
           },
           py::arg("field"), "True when the task's streams write the field.")
@@ -285,6 +298,9 @@ PYBIND11_MODULE(libane, m) {
           "format", [](const PyProgram& p) { return std::string(ane::format_name(p.program.format)); },
           "'hwx' or 'anec'.")
       .def_property_readonly("name", [](const PyProgram& p) { return text(p.program.name); }, "The network's name.")
+      .def_property_readonly(
+          "target", [](const PyProgram& p) { return std::string(ane::generation_info(p.program.generation).target); },
+          "The hardware generation it was compiled for: 'h13' (M1) ... 'h18' (A19), as Apple's -t flag spells it.")
       .def_property_readonly("size", [](const PyProgram& p) { return p.program.size; }, "Bytes in the file.")
       .def_property_readonly(
           "buffers", [](const PyProgram& p) { return p.program.buffers; }, "The named I/O buffers (list of Buffer).")

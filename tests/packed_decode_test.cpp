@@ -66,7 +66,7 @@ TEST_P(PackedRecord, AgreesWithItsOwnFigures) {
       const auto addrs = packed::record_addresses(r.header);
       EXPECT_EQ(addrs.front(), r.address) << fmt::format("record {:#010x}", r.header);
       EXPECT_EQ(addrs.size(), r.count) << fmt::format("record {:#010x}", r.header);
-      for (uint32_t a : addrs) EXPECT_TRUE(written.insert(a).second) << fmt::format("{:#x} written twice", a);
+      for (uint32_t a : addrs) written.insert(a);  // a register may be written again (H17 add)
       words += 1 + addrs.size();
     }
     EXPECT_EQ(4 * words, t.size);
@@ -155,12 +155,104 @@ TEST_P(PackedRecord, BuffersAndSlotsFromTheDescriptors) {
   EXPECT_EQ(k->size, fx_.constant.size);
 }
 
+// The fields the generation's table names, against what the record's MIL
+// program and tensor descriptors say they must hold (docs/generations.md
+// cross-check): dimensions, channels, strides, L2 layout, the PE op, the
+// task type and which tensor each DMA base is bound to.
+TEST_P(PackedRecord, NamedFieldsAgreeWithTheRecord) {
+  auto p = program();
+  ASSERT_TRUE(p.ok()) << p.error().str();
+  const auto shape = fx_.params.count("shape") ? fx_.params.at("shape") : "";
+  if (shape.empty()) GTEST_SKIP() << "no shape parameter to check against";
+  std::vector<uint32_t> nchw;
+  for (size_t pos = 0; pos <= shape.size();) {
+    const size_t comma = std::min(shape.find(',', pos), shape.size());
+    nchw.push_back(static_cast<uint32_t>(std::stoul(shape.substr(pos, comma - pos))));
+    pos = comma + 1;
+  }
+  ASSERT_EQ(nchw.size(), 4u);
+  const Task& t = p->tasks.back();  // the task that writes the result
+  auto field = [&](const char* name) -> uint32_t {
+    auto v = t.regs.get(name);
+    EXPECT_TRUE(v.ok()) << name << " is not named on " << fx_.target;
+    const FieldInfo* f = t.regs.database().find(name);
+    EXPECT_TRUE(f && t.regs.field_written(*f)) << name << " is not written";
+    return v.ok() ? *v : ~0u;
+  };
+  EXPECT_EQ(field("Common.InDim.Win"), nchw[3]);
+  EXPECT_EQ(field("Common.InDim.Hin"), nchw[2]);
+  EXPECT_EQ(field("Common.Cin.Cin"), nchw[1]);
+  EXPECT_EQ(field("Common.OutDim.Wout"), nchw[3]);
+  EXPECT_EQ(field("Common.OutDim.Hout"), nchw[2]);
+  EXPECT_EQ(field("Common.Cout.Cout"), nchw[1]);
+  // Tile DMA strides are bytes / 64; the descriptors give them in bytes.
+  const auto& in = fx_.tensors.front();
+  const auto& out = fx_.tensors.back();
+  EXPECT_EQ(uint64_t{field("TileDMADst.PlaneStride.PlaneStride")} * 64, out.strides[1]);
+  if (nchw[2] > 1) EXPECT_EQ(uint64_t{field("TileDMASrc.PlaneStride.PlaneStride")} * 64, in.strides[1]);
+  if (nchw[2] > 1) EXPECT_EQ(uint64_t{field("TileDMASrc.RowStride.Stride")} * 64, in.strides[2]);
+
+  // Which tensor each base reads or writes: the relocation tag of the record
+  // that writes the named base register names a descriptor entry.
+  auto bound = [&](const char* name) -> std::string {
+    const FieldInfo* f = t.regs.database().find(name);
+    if (!f) return "(not named)";
+    for (const auto& s : t.streams)
+      for (uint32_t k = 0; k < s.count; ++k)
+        if (s.word_address(k) == f->address) {
+          if (!s.relocated()) return "(not relocated)";
+          for (const Buffer& b : p->buffers)
+            if (b.slot == static_cast<int>(s.relocation())) return b.name;
+          return "(entry without a tensor)";
+        }
+    return "(not written)";
+  };
+  std::vector<std::string> inputs, outputs;
+  for (const auto& [n, is_in] : fx_.io) (is_in ? inputs : outputs).push_back(n);
+  ASSERT_FALSE(inputs.empty());
+  ASSERT_FALSE(outputs.empty());
+  EXPECT_EQ(bound("TileDMASrc.BaseAddr.Addr"), inputs[0]);
+  EXPECT_EQ(bound("TileDMADst.BaseAddr.Addr"), outputs[0]);
+
+  const std::string op = fx_.params.at("operation");
+  static const std::map<std::string, std::pair<uint32_t, uint32_t>> kPeOps{
+      {"add", {0, 2}}, {"mul", {1, 2}}, {"maximum", {2, 2}}, {"minimum", {3, 2}}, {"sub", {0, 3}}};
+  if (fx_.family == "binary_runtime") {
+    ASSERT_EQ(inputs.size(), 2u);
+    EXPECT_EQ(bound("TileDMASrc.Src2BaseAddr.Addr"), inputs[1]);
+    EXPECT_EQ(field("Common.Cfg.TaskType"), 3u) << "PE, two operands";
+    ASSERT_TRUE(kPeOps.count(op)) << op;
+    EXPECT_EQ(field("PE.Cfg.OpMode"), kPeOps.at(op).first);
+    EXPECT_EQ(field("PE.Cfg.SecSrc"), kPeOps.at(op).second);
+    // Both operands and the result sit in L2 one after another, H rows of
+    // SourceRowStride each (bytes / 16).
+    const uint32_t row = field("L2.SourceRowStride.Stride");
+    EXPECT_EQ(field("L2.Source2RowStride.Stride"), row);
+    EXPECT_EQ(field("L2.Source2Base.Addr"), nchw[2] * row);
+    EXPECT_EQ(field("L2.ResultBase.Addr"), 2 * nchw[2] * row);
+    EXPECT_EQ(field("L2.SourceChannelStride.Stride") * 16, 16u) << "one 16-byte line per channel";
+  } else if (fx_.family == "unary" && op == "sigmoid") {
+    EXPECT_EQ(field("Common.Cfg.TaskType"), 0u) << "an NE task";
+    EXPECT_EQ(field("NE.MACCfg.NonlinearMode"), 2u) << "a lookup-table activation";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Records, PackedRecord, ::testing::ValuesIn(packed::fixture_files()), name_of);
 
 TEST(PackedRecords, EveryGenerationHasFixtures) {
   std::map<std::string, int> per;
   for (const auto& f : packed::fixture_files()) per[std::filesystem::path(f).parent_path().filename().string()]++;
   for (const char* g : {"h14", "h15", "h16", "h17", "h18"}) EXPECT_GT(per[g], 0) << g;
+}
+
+// The bundled example is the assembled record, byte for byte.
+TEST(PackedExamples, H16AddIsTheAssembledRecord) {
+  const std::string root = LIBANE_SOURCE_DIR;
+  auto f = packed::load(root + "/tests/fixtures/oracles/h16/binary_add_1x64x8x8.fx");
+  ASSERT_TRUE(f.ok()) << f.error().str();
+  std::ifstream in(root + "/examples/h16/add_1x64x8x8.hwx", std::ios::binary);
+  const Bytes example((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(example == packed::assemble_hwx(*f)) << "regenerate with LIBANE_WRITE_ASSEMBLED=dir libane_tests";
 }
 
 }  // namespace

@@ -210,15 +210,26 @@ std::vector<uint64_t> entries(const Fixture& f) {
     return out;
   }
   // H14: text, constant, the five resource u64s at +0x30 (entries 2 and 3 and
-  // the first surface, entry 4, at +0x50), then one entry per further tensor.
+  // the first surface, entry 4, at +0x50); the further tensors follow in
+  // ascending-name order, each at a 16 KiB boundary after the one before (as
+  // H15 - H18 place them).
   out[0] = f.text_address;
   out[1] = f.constant_address;
   for (size_t k = 0; k < f.resources.size(); ++k) {
     const uint32_t off = 0x30 + 8 * static_cast<uint32_t>(k);
     if (off % 0x10 == 0) out[(off - 0x10) / 0x10] = f.resources[k];
   }
-  uint64_t next = out[4] ? out[4] + 0x8000 : 0x30000000;
-  for (size_t i = 5; i < 4 + f.tensors.size(); ++i, next += 0x8000) out[i] = next;
+  std::vector<std::pair<std::string, uint64_t>> by_name;  // name, bytes
+  for (size_t k = 0; k < f.tensors.size(); ++k)
+    by_name.emplace_back(k < f.io.size() ? f.io[k].first
+                                         : fmt::format("{}{}", f.tensors[k].binding == 1 ? "in" : "out", k),
+                         f.tensors[k].total);
+  std::sort(by_name.begin(), by_name.end());
+  uint64_t next = out[4] ? out[4] : 0x30000000;
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    out[4 + i] = next;
+    next += align(by_name[i].second, 0x4000);
+  }
   return out;
 }
 

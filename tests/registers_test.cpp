@@ -504,6 +504,43 @@ TEST(Registers, DocsAreGeneratedFromTheDatabase) {
   // Spot checks that the generator really renders the table.
   EXPECT_NE(generated.find("| Common.ConvCfg.Kw | 0-4 | 5 | Published |"), std::string::npos);
   EXPECT_NE(generated.find("| 0x08804 | 0x230 | PE.BiasScale | 2 |"), std::string::npos);
+  for (const char* gen : {"h14", "h15", "h16", "h17", "h18"}) {
+    SCOPED_TRACE(gen);
+    std::string page;
+    ASSERT_EQ(test::run_command(std::string("'") + ANE_REGDOC_EXE + "' --target " + gen, &page), 0);
+    std::ifstream g(std::string(LIBANE_SOURCE_DIR) + "/docs/registers-" + gen + ".md", std::ios::binary);
+    const std::string committed_page((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(committed_page == page) << "docs/registers-" << gen << ".md is stale: regenerate with ane-regdoc --target "
+                                        << gen << " -o docs/registers-" << gen << ".md";
+    EXPECT_NE(page.find("Common.Cin.Cin"), std::string::npos);
+  }
+}
+
+// Every generation's table: names unique, fields inside their block and
+// their word, no two fields of a register overlapping.
+TEST(Registers, EveryGenerationsTableIsWellFormed) {
+  for (Generation g : {Generation::H14, Generation::H15, Generation::H16, Generation::H17, Generation::H18}) {
+    SCOPED_TRACE(generation_name(g));
+    const RegisterDatabase* d = RegisterDatabase::for_generation(g);
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->generation(), g);
+    std::set<std::string> names;
+    std::map<uint32_t, uint32_t> bits;
+    for (const FieldInfo& f : d->fields()) {
+      EXPECT_TRUE(names.insert(f.name).second) << "duplicate " << f.name;
+      EXPECT_LE(uint32_t{f.bit} + f.width, 32u) << f.name;
+      if (f.block == Block::Header) continue;
+      const BlockInfo& b = d->block(f.block);
+      EXPECT_GE(f.address, b.base) << f.name;
+      EXPECT_LT(f.address, b.base + 4 * b.words) << f.name;
+      EXPECT_EQ(bits[f.address] & f.mask(), 0u) << f.name << " overlaps another field";
+      bits[f.address] |= f.mask();
+    }
+    // Every word of every block is covered.
+    for (const BlockInfo& b : d->blocks())
+      for (uint32_t k = 0; b.id != Block::Header && k < b.words; ++k)
+        EXPECT_TRUE(bits.count(b.base + 4 * k)) << b.name << " word " << k;
+  }
 }
 
 }  // namespace

@@ -62,6 +62,15 @@ struct Task {
   uint32_t size = 0;         // bytes: header + streams
   std::vector<RegisterStream> streams;
   RegisterImage regs;
+  // H14 - H18: a later record may write a register again (Apple's H17 add
+  // writes TileDMASrc 0x4d28 twice). The image holds the last value; the
+  // words it replaced are kept here so that encoding gives the same bytes.
+  struct SupersededWord {
+    uint32_t stream = 0, word = 0;  // which record, which of its words
+    uint32_t value = 0;
+    bool operator==(const SupersededWord&) const = default;
+  };
+  std::vector<SupersededWord> superseded;
 };
 
 // Decodes one task from its bytes (exactly `size` bytes, starting with the

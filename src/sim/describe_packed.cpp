@@ -96,6 +96,10 @@ std::string describe_packed_task(const Program& p, const Task& t) {
     return fmt::format("task {} ({}): PE task, operation not understood (PE.Cfg not written or not a known op); {}",
                        t.index, gen, bound.empty() ? shape : bound);
   }
+  const auto nl = written_field(r, "NE.MACCfg.NonlinearMode"), opm = written_field(r, "NE.MACCfg.OpMode");
+  if (type && *type == 0 && nl && opm && *opm == 4 && *nl == 2)
+    return fmt::format("task {} ({}): NE pass-through with a lookup-table activation, fp16 {}{}{}", t.index, gen, shape,
+                       bound.empty() ? "" : "; binds ", bound);
   if (type && *type == 0)
     return fmt::format("task {} ({}): NE task, fp16 {}; what it computes is not understood on {} yet{}{}", t.index,
                        gen, shape, gen, bound.empty() ? "" : "; binds ", bound);

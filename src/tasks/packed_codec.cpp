@@ -12,6 +12,8 @@
 //            each followed by its data words in address order.
 #include <algorithm>
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "ane/registers.h"
@@ -109,6 +111,7 @@ Expected<Task> decode_packed_task(std::span<const uint8_t> bytes, uint64_t base_
     t.regs.header.push_back(*v.u32(4 * fixed));
   }
   uint64_t off = 4 * t.regs.header.size();
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> writer;  // address -> (record, word) that wrote it last
   while (off < bytes.size()) {
     RegisterStream s = decode_record_header(*v.u32(off));
     s.task_offset = static_cast<uint32_t>(off);
@@ -116,13 +119,12 @@ Expected<Task> decode_packed_task(std::span<const uint8_t> bytes, uint64_t base_
       return make_error(base_offset + off,
                         fmt::format("{} record of {} words at {:#07x} runs past the end of the task ({:#x} bytes)",
                                     record_kind_name(s.kind), s.count, s.address, bytes.size()));
+    const auto record = static_cast<uint32_t>(t.streams.size());
     for (uint32_t k = 0; k < s.count; ++k) {
       const uint32_t address = s.word_address(k);
-      if (t.regs.written(address))
-        return make_error(base_offset + off + 4 + 4 * k,
-                          fmt::format("register {:#07x} is written twice in one task (again by the {} record at "
-                                      "task offset {:#x})",
-                                      address, record_kind_name(s.kind), off));
+      if (auto it = writer.find(address); it != writer.end())
+        t.superseded.push_back({it->second.first, it->second.second, t.regs.word(address)});
+      writer[address] = {record, k};
       t.regs.set_word(address, *v.u32(off + 4 + 4 * uint64_t{k}));
     }
     t.streams.push_back(s);
@@ -188,9 +190,15 @@ Bytes encode_packed_task(const Task& t) {
   Bytes out;
   for (size_t i = 0; i < t.regs.header.size(); ++i) put_u32(out, 4 * i, t.regs.header[i]);
   uint64_t off = 4 * t.regs.header.size();
-  for (const auto& s : t.streams) {
+  for (uint32_t i = 0; i < t.streams.size(); ++i) {
+    const auto& s = t.streams[i];
     put_u32(out, off, s.header_word());
-    for (uint32_t k = 0; k < s.count; ++k) put_u32(out, off + 4 + 4 * k, t.regs.word(s.word_address(k)));
+    for (uint32_t k = 0; k < s.count; ++k) {
+      uint32_t value = t.regs.word(s.word_address(k));
+      for (const auto& w : t.superseded)
+        if (w.stream == i && w.word == k) value = w.value;
+      put_u32(out, off + 4 + 4 * k, value);
+    }
     off += 4 + 4 * uint64_t{s.count};
   }
   return out;

@@ -1,0 +1,37 @@
+"""H14 - H18 through the Python module: the bundled H16 example (an assembled public record)."""
+from pathlib import Path
+
+import pytest
+
+import libane
+from conftest import SOURCE_DIR, dump_json
+
+H16_ADD = SOURCE_DIR / "examples" / "h16" / "add_1x64x8x8.hwx"
+
+
+def test_target_and_fields_by_name():
+    p = libane.open(str(H16_ADD))
+    assert p.target == "h16"
+    (t,) = p.tasks
+    assert t.target == "h16"
+    # The record's values (binary_add_1x64x8x8 on H16): 64 channels of 8 x 8, PE add.
+    assert (t["Common.InDim.Win"], t["Common.InDim.Hin"], t["Common.Cin.Cin"]) == (8, 8, 64)
+    assert t["Common.Cfg.TaskType"] == 3 and t["PE.Cfg.SecSrc"] == 2 and t["PE.Cfg.OpMode"] == 0
+    assert t.written()[0x4500] == 0x00080000
+    assert "Common.Broadcast.Src2C" not in t  # H16 leaves it unwritten: not a zero
+    with pytest.raises(KeyError, match="on H16"):
+        t["Header[8].RBase0"]  # an H13 header field: H16 tasks bind tensors by relocation tags
+    assert "PE add(a, b)" in t.summary and "x, z -> y" in t.summary
+
+
+def test_same_document_as_hwx_dump():
+    p = libane.open(str(H16_ADD))
+    doc = dump_json(str(H16_ADD))
+    assert p.to_dict() == doc
+    assert doc["target"] == "h16" and doc["tasks"][0]["generation"] == "h16"
+
+
+def test_run_refuses_by_name():
+    p = libane.open(str(H16_ADD))
+    with pytest.raises(Exception, match="H16 .* decoded but not simulated yet"):
+        libane.run(p, {})
