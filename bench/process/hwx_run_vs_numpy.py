@@ -1,35 +1,50 @@
-"""hwx-run as a whole process against numpy doing the same job, side by side.
+"""hwx-run as a process against numpy in a running Python process: the same job, side by side.
 
-Each job is one program run by `hwx-run MODEL -i ... -o OUTDIR` and one Python
-script doing what a numpy user would (load the .npy input, convert fp16 to
-fp32, compute, convert back, save the .npy) as its own process. Runs alternate
-between the two (warm cache), and the median wall time of each is reported with
-the ratio numpy / hwx-run: above 1, hwx-run is the faster. Peak memory (max
-RSS) of each process is printed too.
+The measure (issue 20):
+  hwx-run   the whole process, from exec to exit: `hwx-run MODEL -i NAME=x.npy -o OUTDIR`
+            (warm file cache).
+  numpy     the same job in this long-running Python process, numpy already imported: from
+            `np.load` to `np.save` returning (load, fp16 -> fp32, compute, fp32 -> fp16, save).
+            Python's start and `import numpy` are what a numpy user pays once, not per job:
+            they are printed as their own line and are never part of a ratio.
+  ratio     numpy / hwx-run, of the medians (and of the minima): above 1, hwx-run is faster.
+  floor     what the job cannot avoid on this machine: the job's compute in numpy on fp32
+            arrays already in memory (the sgemm, or the element-wise passes), plus reading the
+            input files and writing the output bytes; the minimum of each part, summed.
+  peak      the largest resident set of an hwx-run process, and of a fresh Python process
+            that imports numpy and does the job once (the interpreter and numpy included).
+            `buffers` is what the program itself holds (hwx-run --json slot_bytes).
+
+Runs alternate between the sides with a pause after each, so that neither side's BLAS
+threads are still spinning when the other starts. Minimum and median over --runs.
 
 Jobs:
-  conv1x1   a 512 -> 512 1x1 convolution over 8192 positions (64 x 128),
-            512 KiB of fp16 weights, an 8 MiB fp16 input (hwx-build compiles it)
-  gemm      the corpus gemm.hwx (512 -> 512 on one position; ../shared)
-  chain     the mlp example's network scaled up: conv 512 -> 512 + bias + ReLU,
-            + a second input, sigmoid, on one row of 256 (three tasks, two outputs)
-  tanh      eiln's Apple-compiled tanh kernel on 2560 x 1600 (../shared anec)
-  add       eiln's add kernel: two 2560 x 1600 inputs through the planar engine
-  sigmoid   eiln's sigmoid kernel: a table task into L2, then a planar-engine task
-  tanh_built  the tanh job from a one-layer plist compiled by hwx-build
+  conv_1x8192  a 512 -> 512 1x1 convolution over 8192 positions laid out as one row,
+               input [1,512,1,8192] (8 MiB fp16), random fp16 weights (hwx-build)
+  conv_64x128  the same convolution with the positions laid out 64 x 128
+  conv3x3      a 3x3 "same" convolution 64 -> 64 on 64 x 64 (numpy: windows + one sgemm)
+  tanh         eiln's Apple-compiled tanh kernel on 2560 x 1600 (../shared anec)
+  add          eiln's add kernel: two 2560 x 1600 inputs through the planar engine
+  softmax      eiln's softmax kernel: softmax of each 1600-value row of 2560 rows
+  chain        the mlp example scaled up: conv 512 -> 512 + bias + ReLU, + a second input,
+               sigmoid, on 32 x 128 positions (five units, three tasks, two outputs)
 
-usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs a,b]
-       (a python3 with numpy; BUILD_DIR defaults to build; the corpus jobs need
-       ../shared next to the repository, or LIBANE_SHARED_DIR)
+usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs a,b] [--pause S]
+       (a python3 with numpy; BUILD_DIR defaults to build; the anec jobs need ../shared
+       next to the repository, or LIBANE_SHARED_DIR)
 """
 import argparse
+import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -37,15 +52,28 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("LIBANE_SHARED_DIR", ROOT.parent / "shared"))
 
 
-def plist_xml(net_name, inputs, outputs, units, weights, body):
-    keys = "".join(f"<string>{u}</string>" for u in units)
+@dataclass
+class Job:
+    hwx: list                 # hwx-run's argv
+    numpy_job: Callable       # the job in this process: np.load ... np.save
+    numpy_source: str         # the same job as a script, for the peak-memory process
+    reads: list               # the files the job reads
+    compute: Callable         # the job's arithmetic on fp32 arrays already in memory
+    out_bytes: int            # bytes the job writes
+    notes: list = field(default_factory=list)
+
+
+# ---- plist text for hwx-build ----
+
+def plist_xml(inputs, outputs, units, weights, body):
+    strings = lambda xs: "".join(f"<string>{x}</string>" for x in xs)
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <plist version="1.0"><dict>
-<key>Networks</key><array><string>{net_name}</string></array>
-<key>{net_name}</key><dict>
-<key>Inputs</key><array>{"".join(f"<string>{i}</string>" for i in inputs)}</array>
-<key>Outputs</key><array>{"".join(f"<string>{o}</string>" for o in outputs)}</array>
-<key>Units</key><array>{keys}</array>
+<key>Networks</key><array><string>net</string></array>
+<key>net</key><dict>
+<key>Inputs</key><array>{strings(inputs)}</array>
+<key>Outputs</key><array>{strings(outputs)}</array>
+<key>Units</key><array>{strings(units)}</array>
 <key>Weights</key><array><string>{weights}</string></array>
 {body}
 </dict></dict></plist>
@@ -58,54 +86,125 @@ def tensor(name, c, h, w):
             f"<string>Float16</string></dict>")
 
 
-def conv(name, bottom, cout, kernel_offset=0):
+def conv(name, bottom, cout, k=1, pad=0):
+    pads = "".join(f"<key>Pad{s}</key><integer>{pad}</integer>" for s in ("Top", "Bot", "Left", "Right")) if pad else ""
     return (f"<key>{name}</key><dict><key>Bottom</key><string>{bottom}</string><key>Type</key><string>Conv</string>"
             f"<key>OutputChannels</key><integer>{cout}</integer><key>OutputType</key><string>Float16</string>"
-            f"<key>Params</key><dict><key>KernelWidth</key><integer>1</integer><key>KernelHeight</key><integer>1"
-            f"</integer><key>Step</key><array><integer>1</integer><integer>1</integer></array><key>KernelType</key>"
-            f"<string>Float16</string><key>KernelOffset</key><integer>{kernel_offset}</integer><key>Type</key>"
-            f"<string>Conv</string></dict></dict>")
+            f"<key>Params</key><dict><key>KernelWidth</key><integer>{k}</integer><key>KernelHeight</key>"
+            f"<integer>{k}</integer>{pads}<key>Step</key><array><integer>1</integer><integer>1</integer></array>"
+            f"<key>KernelType</key><string>Float16</string><key>KernelOffset</key><integer>0</integer>"
+            f"<key>Type</key><string>Conv</string></dict></dict>")
 
 
-def make_conv1x1(d, build):
-    rng = np.random.default_rng(7)
-    np.save(d / "x.npy", rng.uniform(-1, 1, (1, 512, 64, 128)).astype(np.float16))
-    rng.uniform(-0.05, 0.05, (512, 512)).astype(np.float16).tofile(d / "w.weights")
-    body = tensor("x", 512, 64, 128) + conv("y", "x", 512) + "<key>y@output</key><dict><key>Bottom</key><string>y</string></dict>"
-    (d / "net.plist").write_text(plist_xml("net", ["x"], ["y@output"], ["y"], "w.weights", body))
+def output(unit):
+    return f"<key>{unit}@output</key><dict><key>Bottom</key><string>{unit}</string></dict>"
+
+
+def hwx_build(build, d, plist):
+    (d / "net.plist").write_text(plist)
     subprocess.run([f"{build}/hwx-build", "-q", str(d / "net.plist"), "-o", str(d / "model.hwx")], check=True)
-    (d / "job.py").write_text("""import sys, numpy as np
-d = sys.argv[1]
-x = np.load(f"{d}/x.npy").astype(np.float32).reshape(512, -1)
-w = np.fromfile(f"{d}/w.weights", dtype=np.float16).astype(np.float32).reshape(512, 512)
-np.save(f"{d}/out.npy", (w @ x).reshape(1, 512, 64, 128).astype(np.float16))
-""")
-    return [f"{build}/hwx-run", str(d / "model.hwx"), "-i", f"x={d}/x.npy", "-o", str(d / "out")]
+    return str(d / "model.hwx")
 
 
-def make_gemm(d, build):
-    model = SHARED / "corpus/hwx/gemm.hwx"
-    weights = SHARED / "corpus/pairs/gemm/zero.weights"
-    if not model.exists() or not weights.exists():
-        return None
-    np.save(d / "x.npy", np.random.default_rng(7).uniform(-1, 1, (1, 512, 1, 1)).astype(np.float16))
-    (d / "job.py").write_text(f"""import sys, numpy as np
-d = sys.argv[1]
-x = np.load(f"{{d}}/x.npy").astype(np.float32).reshape(512, 1)
-w = np.fromfile("{weights}", dtype=np.float16)[:512 * 512].astype(np.float32).reshape(512, 512)
-np.save(f"{{d}}/out.npy", (w @ x).reshape(1, 512, 1, 1).astype(np.float16))
-""")
-    return [f"{build}/hwx-run", str(model), "-i", f"image={d}/x.npy", "-o", str(d / "out")]
+def exec_job(source, d):
+    """A job given as script text, run in this process (its own namespace)."""
+    code = compile(source, "job.py", "exec")
+    return lambda: exec(code, {"np": np, "d": str(d)})
+
+
+# ---- the jobs ----
+
+def make_conv1x1(h, w):
+    def make(d, build):
+        rng = np.random.default_rng(7)
+        np.save(d / "x.npy", rng.uniform(-1, 1, (1, 512, h, w)).astype(np.float16))
+        rng.uniform(-0.05, 0.05, (512, 512)).astype(np.float16).tofile(d / "w.weights")
+        model = hwx_build(build, d, plist_xml(["x"], ["y@output"], ["y"], "w.weights",
+                                              tensor("x", 512, h, w) + conv("y", "x", 512) + output("y")))
+        src = f"""x = np.load(f"{{d}}/x.npy").astype(np.float32).reshape(512, -1)
+w = np.fromfile(f"{{d}}/w.weights", dtype=np.float16).astype(np.float32).reshape(512, 512)
+np.save(f"{{d}}/y.npy", (w @ x).reshape(1, 512, {h}, {w}).astype(np.float16))
+"""
+        x32 = np.load(d / "x.npy").astype(np.float32).reshape(512, -1)
+        w32 = np.fromfile(d / "w.weights", dtype=np.float16).astype(np.float32).reshape(512, 512)
+        y32 = np.empty((512, h * w), np.float32)
+        return Job([f"{build}/hwx-run", model, "-i", f"x={d}/x.npy", "-o", str(d / "out")], exec_job(src, d), src,
+                   [d / "x.npy", d / "w.weights"], lambda: np.matmul(w32, x32, out=y32), 2 * 512 * h * w,
+                   ["floor: the sgemm 512 x 512 x %d" % (h * w)])
+    return make
+
+
+def make_conv3x3(d, build):
+    rng = np.random.default_rng(7)
+    np.save(d / "x.npy", rng.uniform(-1, 1, (1, 64, 64, 64)).astype(np.float16))
+    rng.uniform(-0.1, 0.1, (64, 64, 3, 3)).astype(np.float16).tofile(d / "w.weights")
+    model = hwx_build(build, d, plist_xml(["x"], ["y@output"], ["y"], "w.weights",
+                                          tensor("x", 64, 64, 64) + conv("y", "x", 64, k=3, pad=1) + output("y")))
+    src = """x = np.load(f"{d}/x.npy").astype(np.float32)[0]
+w = np.fromfile(f"{d}/w.weights", dtype=np.float16).astype(np.float32).reshape(64, 576)
+win = np.lib.stride_tricks.sliding_window_view(np.pad(x, ((0, 0), (1, 1), (1, 1))), (3, 3), axis=(1, 2))
+np.save(f"{d}/y.npy", (w @ win.transpose(0, 3, 4, 1, 2).reshape(576, 4096)).reshape(1, 64, 64, 64).astype(np.float16))
+"""
+    x = np.load(d / "x.npy").astype(np.float32)[0]
+    win = np.lib.stride_tricks.sliding_window_view(np.pad(x, ((0, 0), (1, 1), (1, 1))), (3, 3), axis=(1, 2))
+    col = np.ascontiguousarray(win.transpose(0, 3, 4, 1, 2).reshape(576, 4096))
+    w32 = np.fromfile(d / "w.weights", dtype=np.float16).astype(np.float32).reshape(64, 576)
+    y32 = np.empty((64, 4096), np.float32)
+    return Job([f"{build}/hwx-run", model, "-i", f"x={d}/x.npy", "-o", str(d / "out")], exec_job(src, d), src,
+               [d / "x.npy", d / "w.weights"], lambda: np.matmul(w32, col, out=y32), 2 * 64 * 4096,
+               ["floor: the sgemm 64 x 576 x 4096 (windows gathered beforehand)"])
+
+
+def anec_job(kernel, inputs, expr, compute_of, note):
+    """eiln's Apple-compiled `kernel` on [1,1,2560,1600] inputs (name -> (seed, lo, hi), bound to
+    src0, src1, ... in order) against numpy evaluating `expr` on them in fp32."""
+    def make(d, build):
+        model = SHARED / "corpus/anec" / kernel
+        if not model.exists():
+            return None
+        cmd = [f"{build}/hwx-run", str(model), "--descriptor", str(SHARED / "corpus/anec/MANIFEST.json")]
+        loads, arrays = [], []
+        for i, (name, (seed, lo, hi)) in enumerate(inputs.items()):
+            x = np.random.default_rng(seed).uniform(lo, hi, (1, 1, 2560, 1600)).astype(np.float16)
+            np.save(d / f"{name}.npy", x)
+            arrays.append(x.astype(np.float32))
+            cmd += ["-i", f"src{i}={d}/{name}.npy"]
+            loads.append(f'{name} = np.load(f"{{d}}/{name}.npy").astype(np.float32)')
+        src = "\n".join(loads) + f'\nnp.save(f"{{d}}/y.npy", ({expr}).astype(np.float16))\n'
+        return Job(cmd + ["-o", str(d / "out")], exec_job(src, d), src, [d / f"{n}.npy" for n in inputs],
+                   compute_of(*arrays), 2 * 2560 * 1600, [note])
+    return make
+
+
+def tanh_compute(x):
+    y = np.empty_like(x)
+    return lambda: np.tanh(x, out=y)
+
+
+def add_compute(a, b):
+    y = np.empty_like(a)
+    return lambda: np.add(a, b, out=y)
+
+
+def softmax_compute(x):
+    y = np.empty_like(x)
+
+    def run():
+        np.subtract(x, x.max(axis=-1, keepdims=True), out=y)
+        np.exp(y, out=y)
+        np.divide(y, y.sum(axis=-1, keepdims=True), out=y)
+    return run
 
 
 def make_chain(d, build):
+    h, w, n = 32, 128, 32 * 128
     rng = np.random.default_rng(7)
-    np.save(d / "x.npy", rng.uniform(-1, 1, (1, 512, 1, 256)).astype(np.float16))
-    np.save(d / "skip.npy", rng.uniform(-1, 1, (1, 512, 1, 256)).astype(np.float16))
-    w = rng.uniform(-0.05, 0.05, 512 * 512).astype(np.float16)
-    b = rng.uniform(-0.5, 0.5, 512).astype(np.float16)
-    np.concatenate([w, b]).tofile(d / "w.weights")
-    body = (tensor("x", 512, 1, 256) + tensor("skip", 512, 1, 256) + conv("fc", "x", 512)
+    np.save(d / "x.npy", rng.uniform(-1, 1, (1, 512, h, w)).astype(np.float16))
+    np.save(d / "skip.npy", rng.uniform(-1, 1, (1, 512, h, w)).astype(np.float16))
+    wts = rng.uniform(-0.05, 0.05, 512 * 512).astype(np.float16)
+    bias = rng.uniform(-0.5, 0.5, 512).astype(np.float16)
+    np.concatenate([wts, bias]).tofile(d / "w.weights")
+    body = (tensor("x", 512, h, w) + tensor("skip", 512, h, w) + conv("fc", "x", 512)
             + "<key>fc_bias</key><dict><key>Bottom</key><string>fc</string><key>Type</key><string>GOC</string>"
               "<key>OutputChannels</key><integer>512</integer><key>Params</key><dict><key>BiasScaleGroupData</key>"
               "<dict><key>BiasCount</key><integer>512</integer><key>BiasIndex</key><integer>0</integer>"
@@ -118,88 +217,83 @@ def make_chain(d, build):
               "</dict></dict>"
             + "<key>prob</key><dict><key>Bottom</key><string>res</string><key>Type</key><string>Neuron</string>"
               "<key>Params</key><dict><key>Type</key><string>Sigmoid</string></dict></dict>"
-            + "<key>prob@output</key><dict><key>Bottom</key><string>prob</string></dict>"
-            + "<key>act@output</key><dict><key>Bottom</key><string>act</string></dict>")
-    (d / "net.plist").write_text(plist_xml("net", ["x", "skip"], ["prob@output", "act@output"],
-                                           ["fc", "fc_bias", "act", "res", "prob"], "w.weights", body))
-    subprocess.run([f"{build}/hwx-build", "-q", str(d / "net.plist"), "-o", str(d / "model.hwx")], check=True)
-    (d / "job.py").write_text("""import sys, numpy as np
-d = sys.argv[1]
-x = np.load(f"{d}/x.npy").astype(np.float32).reshape(512, -1)
-skip = np.load(f"{d}/skip.npy").astype(np.float32).reshape(512, -1)
-wb = np.fromfile(f"{d}/w.weights", dtype=np.float16).astype(np.float32)
+            + output("prob") + output("act"))
+    model = hwx_build(build, d, plist_xml(["x", "skip"], ["prob@output", "act@output"],
+                                          ["fc", "fc_bias", "act", "res", "prob"], "w.weights", body))
+    src = f"""x = np.load(f"{{d}}/x.npy").astype(np.float32).reshape(512, -1)
+skip = np.load(f"{{d}}/skip.npy").astype(np.float32).reshape(512, -1)
+wb = np.fromfile(f"{{d}}/w.weights", dtype=np.float16).astype(np.float32)
 w, b = wb[:512 * 512].reshape(512, 512), wb[512 * 512:].reshape(512, 1)
 act = np.maximum(w @ x + b, 0).astype(np.float16)
 res = (act.astype(np.float32) + skip).astype(np.float16).astype(np.float32)
 prob = (1 / (1 + np.exp(-res))).astype(np.float16)
-np.save(f"{d}/act.npy", act.reshape(1, 512, 1, 256))
-np.save(f"{d}/prob.npy", prob.reshape(1, 512, 1, 256))
-""")
-    return [f"{build}/hwx-run", str(d / "model.hwx"), "-i", f"x={d}/x.npy", "-i", f"skip={d}/skip.npy",
-            "-o", str(d / "out")]
+np.save(f"{{d}}/act.npy", act.reshape(1, 512, {h}, {w}))
+np.save(f"{{d}}/prob.npy", prob.reshape(1, 512, {h}, {w}))
+"""
+    x32 = np.load(d / "x.npy").astype(np.float32).reshape(512, n)
+    s32 = np.load(d / "skip.npy").astype(np.float32).reshape(512, n)
+    w32, b32 = wts.astype(np.float32).reshape(512, 512), bias.astype(np.float32).reshape(512, 1)
+    y, z = np.empty((512, n), np.float32), np.empty((512, n), np.float32)
+
+    def compute():
+        np.matmul(w32, x32, out=y)
+        np.add(y, b32, out=y)
+        np.maximum(y, 0, out=y)
+        np.add(y, s32, out=z)
+        np.negative(z, out=z)
+        np.exp(z, out=z)
+        np.add(z, 1, out=z)
+        np.reciprocal(z, out=z)
+    cmd = [f"{build}/hwx-run", model, "-i", f"x={d}/x.npy", "-i", f"skip={d}/skip.npy", "-o", str(d / "out")]
+    return Job(cmd, exec_job(src, d), src, [d / "x.npy", d / "skip.npy", d / "w.weights"], compute, 2 * 2 * 512 * n,
+               ["floor: the sgemm 512 x 512 x 4096 and five element-wise passes"])
 
 
-def anec_job(d, build, kernel, inputs, expr):
-    """eiln's Apple-compiled `kernel` on [1,1,2560,1600] inputs (name -> (seed, lo, hi),
-    bound to src0, src1, ... in order) against numpy evaluating `expr` on them (fp32)."""
-    model = SHARED / "corpus/anec" / kernel
-    if not model.exists():
-        return None
-    cmd = [f"{build}/hwx-run", str(model), "--descriptor", str(SHARED / "corpus/anec/MANIFEST.json")]
-    loads = []
-    for i, (name, (seed, lo, hi)) in enumerate(inputs.items()):
-        x = np.random.default_rng(seed).uniform(lo, hi, (1, 1, 2560, 1600)).astype(np.float16)
-        np.save(d / f"{name}.npy", x)
-        cmd += ["-i", f"src{i}={d}/{name}.npy"]
-        loads.append(f'{name} = np.load(f"{{d}}/{name}.npy").astype(np.float32)')
-    (d / "job.py").write_text("import sys, numpy as np\nd = sys.argv[1]\n" + "\n".join(loads) +
-                              f'\nnp.save(f"{{d}}/out.npy", ({expr}).astype(np.float16))\n')
-    return cmd + ["-o", str(d / "out")]
+JOBS = {
+    "conv_1x8192": make_conv1x1(1, 8192),
+    "conv_64x128": make_conv1x1(64, 128),
+    "conv3x3": make_conv3x3,
+    "tanh": anec_job("unary/tanh.bin", {"x": (7, -4, 4)}, "np.tanh(x)", tanh_compute, "floor: np.tanh"),
+    "add": anec_job("binary/add.bin", {"a": (8, -100, 100), "b": (18, -100, 100)}, "a + b", add_compute,
+                    "floor: np.add"),
+    "softmax": anec_job("activation/softmax.bin", {"x": (10, -8, 8)},
+                        "(lambda e: e / e.sum(-1, keepdims=True))(np.exp(x - x.max(-1, keepdims=True)))",
+                        softmax_compute, "floor: max, subtract, exp, sum, divide along rows"),
+    "chain": make_chain,
+}
 
 
-def make_tanh(d, build):
-    return anec_job(d, build, "unary/tanh.bin", {"x": (7, -4, 4)}, "np.tanh(x)")
+# ---- measuring ----
 
-
-def make_add(d, build):
-    return anec_job(d, build, "binary/add.bin", {"a": (8, -100, 100), "b": (18, -100, 100)}, "a + b")
-
-
-def make_sigmoid(d, build):
-    return anec_job(d, build, "unary/sigmoid.bin", {"x": (9, -8, 8)}, "1 / (1 + np.exp(-x))")
-
-
-def make_tanh_built(d, build):
-    """The tanh job as a user would build it: one Neuron layer compiled by hwx-build."""
-    net = tensor("x", 1, 2560, 1600) + (
-        "<key>y</key><dict><key>Bottom</key><string>x</string><key>Type</key><string>Neuron</string>"
-        "<key>Params</key><dict><key>Type</key><string>Tanh</string></dict></dict>"
-        "<key>y@output</key><dict><key>Bottom</key><string>y</string></dict>")
-    (d / "net.plist").write_text(plist_xml("net", ["x"], ["y@output"], ["y"], "none.weights", net))
-    subprocess.run([f"{build}/hwx-build", str(d / "net.plist"), "-o", str(d / "model.hwx")], check=True,
-                   stdout=subprocess.DEVNULL)
-    np.save(d / "x.npy", np.random.default_rng(7).uniform(-4, 4, (1, 1, 2560, 1600)).astype(np.float16))
-    (d / "job.py").write_text("""import sys, numpy as np
-d = sys.argv[1]
-np.save(f"{d}/out.npy", np.tanh(np.load(f"{d}/x.npy").astype(np.float32)).astype(np.float16))
-""")
-    return [f"{build}/hwx-run", str(d / "model.hwx"), "-i", f"x={d}/x.npy", "-o", str(d / "out")]
-
-
-JOBS = {"conv1x1": make_conv1x1, "gemm": make_gemm, "chain": make_chain, "tanh": make_tanh, "add": make_add,
-        "sigmoid": make_sigmoid, "tanh_built": make_tanh_built}
-
-
-def timed(cmd):
-    """Wall seconds of one process."""
+def timed_process(cmd):
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
+def timed_call(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def best(fn, runs):
+    return min(timed_call(fn) for _ in range(runs))
+
+
+def floor_seconds(job, runs):
+    """Minimum read + compute + write, each part on its own."""
+    read = best(lambda: [p.read_bytes() for p in job.reads], runs)
+    compute = best(job.compute, runs)
+    data = os.urandom(job.out_bytes)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.bin"
+        write = best(lambda: out.write_bytes(data), runs)
+    return read, compute, write
+
+
 def peak_mib(cmd):
-    """The process's peak RSS, from a fresh interpreter (RUSAGE_CHILDREN keeps
-    the largest child ever waited for)."""
+    """The peak RSS of one process (a fresh wrapper: RUSAGE_CHILDREN keeps the largest child)."""
     out = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys; "
                           "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
                           "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", *cmd],
@@ -207,29 +301,60 @@ def peak_mib(cmd):
     return int(out.stdout) / 1024
 
 
+def slot_mib(cmd):
+    out = subprocess.run(cmd + ["--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)["slot_bytes"] / 2**20
+
+
+def stats(xs):
+    return min(xs) * 1e3, statistics.median(xs) * 1e3
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build", nargs="?", default="build")
-    ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--jobs", default=",".join(JOBS))
+    ap.add_argument("--runs", type=int, default=15, help="timed runs per side (default 15)")
+    ap.add_argument("--jobs", default=",".join(JOBS), help="comma-separated, of: " + ", ".join(JOBS))
+    ap.add_argument("--pause", type=float, default=0.3, help="seconds of quiet after each run (default 0.3)")
     args = ap.parse_args()
-    print(f"cores: {os.cpu_count()}, runs per side: {args.runs} (alternating, warm cache)")
-    print(f"{'job':8} {'hwx-run ms':>11} {'numpy ms':>9} {'numpy/hwx-run':>14} {'hwx-run MiB':>12} {'numpy MiB':>10}")
+    unknown = [j for j in args.jobs.split(",") if j not in JOBS]
+    if unknown:
+        sys.exit(f"unknown job(s): {', '.join(unknown)} (jobs: {', '.join(JOBS)})")
+
+    print(f"cores: {os.cpu_count()}, {args.runs} runs per side, alternating, {args.pause} s pause after each run")
+    starts = [timed_process([sys.executable, "-c", "import numpy"]) for _ in range(max(5, args.runs // 3))]
+    print("python3 start + import numpy: min %.1f ms, median %.1f ms (paid once by a numpy user; in no ratio)\n"
+          % stats(starts))
+    head = (f"{'job':12} {'hwx-run min/med ms':>19} {'numpy min/med ms':>17} {'ratio med (min)':>16} "
+            f"{'floor ms':>9} {'hwx/floor':>9} {'hwx-run MiB':>11} {'buffers':>8} {'numpy MiB':>9}")
+    print(head)
+    notes = []
     for name in args.jobs.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             d = Path(tmp)
-            hwx = JOBS[name](d, args.build)
-            if hwx is None:
-                print(f"{name:8} skipped: the corpus file is not in {SHARED}")
+            job = JOBS[name](d, args.build)
+            if job is None:
+                print(f"{name:12} skipped: the corpus file is not in {SHARED}")
                 continue
-            job = [sys.executable, str(d / "job.py"), str(d)]
-            timed(hwx), timed(job)  # warm the page cache and the interpreter's files
+            timed_process(job.hwx), timed_call(job.numpy_job)  # warm the page cache
             th, tn = [], []
             for _ in range(args.runs):
-                th.append(timed(hwx))
-                tn.append(timed(job))
-            mh, mn = statistics.median(th) * 1e3, statistics.median(tn) * 1e3
-            print(f"{name:8} {mh:11.1f} {mn:9.1f} {mn / mh:14.2f} {peak_mib(hwx):12.0f} {peak_mib(job):10.0f}")
+                th.append(timed_process(job.hwx))
+                time.sleep(args.pause)
+                tn.append(timed_call(job.numpy_job))
+                time.sleep(args.pause)
+            read, compute, write = floor_seconds(job, args.runs)
+            floor = (read + compute + write) * 1e3
+            (h_min, h_med), (n_min, n_med) = stats(th), stats(tn)
+            script = d / "job.py"
+            script.write_text("import numpy as np\nd = %r\n" % str(d) + job.numpy_source)
+            print(f"{name:12} {h_min:8.1f} / {h_med:7.1f} {n_min:7.1f} / {n_med:7.1f} "
+                  f"{n_med / h_med:9.2f} ({n_min / h_min:4.2f}) {floor:9.1f} {h_med / floor:9.2f} "
+                  f"{peak_mib(job.hwx):11.0f} {slot_mib(job.hwx):8.0f} {peak_mib([sys.executable, str(script)]):9.0f}",
+                  flush=True)
+            notes.append(f"{name}: floor = read {read * 1e3:.1f} + compute {compute * 1e3:.1f} + write "
+                         f"{write * 1e3:.1f} ms ({'; '.join(job.notes)})")
+    print("\n" + "\n".join(notes))
 
 
 if __name__ == "__main__":
