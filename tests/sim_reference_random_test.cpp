@@ -189,7 +189,11 @@ TEST(SimReferenceRandom, ConvEveryPixel) {
     for (int i = 0; i < 12; ++i) x.v.push_back(h((static_cast<int>(rng() % 513) - 256) / 8.0));
     ane::sim::Machine m = machine_for(p, {});
     for (int c = 0; c < 3; ++c)
-      for (int px = 0; px < 4; ++px) ane::put_u16(*m.slot(in.slot), c * in_plane + 2 * px, x.at(c, px));
+      for (int px = 0; px < 4; ++px) {
+        uint8_t* at = m.slot(in.slot)->data() + c * in_plane + 2 * px;  // in range: machine_for sized the slot
+        at[0] = static_cast<uint8_t>(x.at(c, px));
+        at[1] = static_cast<uint8_t>(x.at(c, px) >> 8);
+      }
     const auto st = m.run_task(regs[0], 0);
     ASSERT_TRUE(st.ok()) << st.error().str();
     Outcome r{true, "", {}};

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string>
+#include <span>
+#include <stdexcept>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -130,12 +132,14 @@ inline RegisterImage pe_task(uint32_t c, uint32_t h, uint32_t w, uint32_t op) {
 inline uint16_t h16(float f) { return float_to_fp16(f); }
 inline float f32(uint16_t h) { return fp16_to_float(h); }
 
-inline void put16(std::vector<uint8_t>& m, uint64_t off, uint16_t v) {
-  m.at(off) = static_cast<uint8_t>(v);
-  m.at(off + 1) = static_cast<uint8_t>(v >> 8);
+inline void put16(std::span<uint8_t> m, uint64_t off, uint16_t v) {
+  if (off > m.size() || m.size() - off < 2) throw std::out_of_range("put16 beyond the memory");
+  m[off] = static_cast<uint8_t>(v);
+  m[off + 1] = static_cast<uint8_t>(v >> 8);
 }
-inline uint16_t get16(const std::vector<uint8_t>& m, uint64_t off) {
-  return static_cast<uint16_t>(m.at(off) | (m.at(off + 1) << 8));
+inline uint16_t get16(std::span<const uint8_t> m, uint64_t off) {
+  if (off > m.size() || m.size() - off < 2) throw std::out_of_range("get16 beyond the memory");
+  return static_cast<uint16_t>(m[off] | (m[off + 1] << 8));
 }
 
 // Dense [C][H][W] values stored with the default strides of base_task.
@@ -150,7 +154,7 @@ inline std::vector<uint8_t> tensor_bytes(uint32_t c, uint32_t h, uint32_t w, con
   return m;
 }
 
-inline std::vector<float> tensor_values(const std::vector<uint8_t>& m, uint32_t c, uint32_t h, uint32_t w,
+inline std::vector<float> tensor_values(std::span<const uint8_t> m, uint32_t c, uint32_t h, uint32_t w,
                                         uint64_t base = 0) {
   const uint64_t row = row_bytes(w), plane = row * h;
   std::vector<float> out;

@@ -31,6 +31,29 @@ struct Array {
   std::vector<uint16_t> to_fp16() const;
 };
 
+// A .npy file's array read in place: a regular file is mapped read-only
+// (nothing is copied until the values are used), anything else is read.
+class Mapped {
+ public:
+  Dtype dtype = Dtype::F16;
+  std::vector<uint64_t> shape;
+  std::span<const uint8_t> data;  // little-endian element bytes, C order
+
+  uint64_t elements() const;
+  Mapped() = default;
+  ~Mapped();
+  Mapped(Mapped&& o) noexcept;
+  Mapped& operator=(Mapped&&) = delete;
+  Mapped(const Mapped&) = delete;
+  Mapped& operator=(const Mapped&) = delete;
+
+ private:
+  friend Expected<Mapped> map(const std::string& path);
+  Bytes owned_;
+  void* map_ = nullptr;
+  size_t map_size_ = 0;
+};
+
 Expected<Array> parse(std::span<const uint8_t> bytes);
 // Reads and parses a file. Like every parse error, I/O errors do not repeat
 // the path: callers print "<path>: <error>".
@@ -38,6 +61,11 @@ Expected<Array> load(const std::string& path);
 
 // A version 1.0 file (2.0 if the header needs it), descr '<f2', C order,
 // header padded to a multiple of 64 bytes as NumPy writes it.
+// The same checks as load, without a copy of the data.
+Expected<Mapped> map(const std::string& path);
+
+// The header NumPy writes before '<f2' data of this shape.
+Bytes f16_header(std::span<const uint64_t> shape);
 Bytes encode_f16(std::span<const uint16_t> values, std::span<const uint64_t> shape);
 Status save_f16(const std::string& path, std::span<const uint16_t> values, std::span<const uint64_t> shape);
 

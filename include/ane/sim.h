@@ -35,11 +35,14 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ane/program.h"
 #include "ane/error.h"
+#include "ane/memory.h"
+#include "ane/npy.h"
 #include "ane/registers.h"
 
 namespace ane::sim {
@@ -156,11 +159,13 @@ class Machine {
   Machine(Machine&&) noexcept;
   Machine& operator=(Machine&&) noexcept;
 
-  // Slot k gets `size` zero bytes (or a copy of `bytes`), replacing any previous.
+  // Slot k gets `size` zero bytes (or a copy of `bytes`, or `memory`
+  // itself), replacing any previous.
   void set_slot(int k, uint64_t size);
-  void set_slot(int k, std::vector<uint8_t> bytes);
-  std::vector<uint8_t>* slot(int k);  // nullptr when unbound
-  const std::vector<uint8_t>* slot(int k) const;
+  void set_slot(int k, std::span<const uint8_t> bytes);
+  void set_slot(int k, Memory memory);
+  Memory* slot(int k);  // nullptr when unbound
+  const Memory* slot(int k) const;
 
   // Runs one task. `index`/`text_offset` only label errors and trace records.
   // Results a task leaves in L2 stay for the next task until clear_l2().
@@ -201,6 +206,10 @@ class Simulator {
   // Scatters t into the input buffer `name` with that buffer's strides. The
   // element count must equal the buffer's N*C*H*W (any shape with that count).
   Status set_input(const std::string& name, const Tensor& t);
+  // The same from little-endian values already in memory (a mapped .npy):
+  // fp16 bit patterns, or fp32 rounded to nearest even. `values` holds
+  // exactly the buffer's element count.
+  Status set_input(const std::string& name, npy::Dtype type, std::span<const std::byte> values);
   // Ok when every input was given with set_input; else names the first
   // missing one ("missing input 'x'"). run() does not check: an input never
   // set holds zeros.
@@ -209,6 +218,9 @@ class Simulator {
   Status run(const TraceHook& trace = {});
   // Gathers an output (or input) buffer into a dense tensor of its own shape.
   Expected<Tensor> read_buffer(const std::string& name) const;
+  // Writes a buffer as a float16 .npy of its own shape, straight from its
+  // slot memory (errors do not repeat the path).
+  Status save_npy(const std::string& name, const std::string& path) const;
 
   const Machine& machine() const;
   // The machine itself: fuzzers and benchmarks run extra register images on

@@ -9,6 +9,13 @@
 #include <memory>
 #include <optional>
 
+#if defined(__linux__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
 #include <fmt/format.h>
 
 #include "../core/huge_pages.h"
@@ -129,7 +136,15 @@ std::vector<uint16_t> Array::to_fp16() const {
   return out;
 }
 
-Expected<Array> parse(std::span<const uint8_t> bytes) {
+namespace {
+
+struct Header {
+  Dtype dtype = Dtype::F16;
+  std::vector<uint64_t> shape;
+  uint64_t data_start = 0;
+};
+
+Expected<Header> parse_header(std::span<const uint8_t> bytes) {
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     return make_error(0, "not a .npy file (no \\x93NUMPY magic)");
   const uint8_t major = bytes[6], minor = bytes[7];
@@ -189,7 +204,7 @@ Expected<Array> parse(std::span<const uint8_t> bytes) {
   if (!descr || !fortran || !shape)
     return make_error(start, fmt::format("header dict lacks '{}'", !descr ? "descr" : !fortran ? "fortran_order" : "shape"));
 
-  Array a;
+  Header a;
   uint64_t item;
   if (*descr == "<f2") {
     a.dtype = Dtype::F16;
@@ -210,7 +225,19 @@ Expected<Array> parse(std::span<const uint8_t> bytes) {
     return make_error(data_start, fmt::format("data is {:#x} bytes; {} elements of {} need {:#x}", have, n, *descr,
                                               n > UINT64_MAX / item ? UINT64_MAX : n * item));
   a.shape = std::move(*shape);
-  a.data.assign(bytes.begin() + static_cast<ptrdiff_t>(data_start), bytes.end());
+  a.data_start = data_start;
+  return a;
+}
+
+}  // namespace
+
+Expected<Array> parse(std::span<const uint8_t> bytes) {
+  auto h = parse_header(bytes);
+  if (!h) return h.error();
+  Array a;
+  a.dtype = h->dtype;
+  a.shape = std::move(h->shape);
+  a.data.assign(bytes.begin() + static_cast<ptrdiff_t>(h->data_start), bytes.end());
   return a;
 }
 
@@ -220,7 +247,57 @@ Expected<Array> load(const std::string& path) {
   return parse(*bytes);
 }
 
-namespace {
+uint64_t Mapped::elements() const {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  return n;
+}
+
+Mapped::~Mapped() {
+#if defined(__linux__)
+  if (map_) munmap(map_, map_size_);
+#endif
+}
+
+Mapped::Mapped(Mapped&& o) noexcept
+    : dtype(o.dtype), shape(std::move(o.shape)), data(o.data), owned_(std::move(o.owned_)), map_(o.map_),
+      map_size_(o.map_size_) {
+  o.map_ = nullptr;
+  o.data = {};
+}
+
+Expected<Mapped> map(const std::string& path) {
+  Mapped m;
+  std::span<const uint8_t> bytes;
+#if defined(__linux__)
+  // A regular file is mapped with its pages populated in one call: no copy
+  // and no fault per page. Anything else (a pipe, /dev/stdin) is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(fmt::format("cannot open: {}", std::strerror(errno)));
+  struct stat st{};
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (p != MAP_FAILED) {
+      m.map_ = p;
+      m.map_size_ = static_cast<size_t>(st.st_size);
+      bytes = {static_cast<const uint8_t*>(p), m.map_size_};
+    }
+  }
+  ::close(fd);
+#endif
+  if (!m.map_) {
+    auto b = read_file(path);
+    if (!b) return b.error();
+    m.owned_ = std::move(*b);
+    bytes = m.owned_;
+  }
+  auto h = parse_header(bytes);
+  if (!h) return h.error();
+  m.dtype = h->dtype;
+  m.shape = std::move(h->shape);
+  m.data = bytes.subspan(h->data_start);
+  return m;
+}
 
 // The .npy header of a '<f2' array: magic, version, length, dict, padding.
 Bytes f16_header(std::span<const uint64_t> shape) {
@@ -246,6 +323,8 @@ Bytes f16_header(std::span<const uint64_t> shape) {
   out.insert(out.end(), header.begin(), header.end());
   return out;
 }
+
+namespace {
 
 // The values as little-endian bytes.
 void put_f16(uint8_t* dst, std::span<const uint16_t> values) {

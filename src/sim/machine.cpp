@@ -25,7 +25,7 @@ std::array<uint32_t, 4> shape_of(const Dims& d) { return {d.g, d.c, d.h, d.w}; }
 // An operand bound to its memory: a slot for tile DMA, a result for L2.
 struct BoundOperand {
   const Operand* op = nullptr;
-  std::vector<uint8_t>* mem = nullptr;
+  Memory* mem = nullptr;
   L2View l2;
 };
 
@@ -113,7 +113,7 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     if (!l) return l.error();
     lanes = *l;
   }
-  std::vector<uint8_t>* dst = nullptr;
+  Memory* dst = nullptr;
   if (p.out.to == Destination::To::Dma) {
     auto d = tile_dma_bind(st, p.out.dma, true, index, record);
     if (!d) return d.error();

@@ -2,6 +2,9 @@
 // and sections, named I/O buffers bound through that table, and the walk
 // over the task chain that decode_tasks validated.
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <span>
@@ -11,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "../core/huge_pages.h"
+#include "ane/npy.h"
+#include "two_threads.h"
 #include "ane/sim.h"
 #include "ane/task.h"
 #include "numerics.h"
@@ -109,11 +114,8 @@ Expected<Simulator> Simulator::create(const Program& program, Options opts) {
   im.machine = Machine(opts);
   for (const auto& s : program.slots) {
     if (s.alias_of >= 0) continue;
-    std::vector<uint8_t> bytes;
-    ane::detail::reserve_huge(bytes, s.size);
-    bytes.resize(s.size);
-    std::copy_n(s.contents.begin(), std::min<uint64_t>(s.contents.size(), bytes.size()), bytes.begin());
-    im.machine.set_slot(s.index, std::move(bytes));
+    // The section's bytes, then zeros that cost nothing until written.
+    im.machine.set_slot(s.index, Memory(s.contents, s.size));
   }
   for (const auto& s : program.slots)
     if (s.alias_of >= 0) im.machine.alias_slot(s.index, s.alias_of);
@@ -131,7 +133,41 @@ const std::vector<Buffer>& Simulator::outputs() const { return impl_->outputs; }
 const Machine& Simulator::machine() const { return impl_->machine; }
 Machine& Simulator::machine() { return impl_->machine; }
 
+namespace {
+
+// Calls row(dst, first element) for every W row of a buffer, over two
+// threads when the buffer is large (each row is independent).
+template <typename Row>
+void for_rows(uint8_t* mem, const BufferLayout& l, Row row) {
+  const uint64_t rows = l.nchw[0] * l.nchw[1] * l.nchw[2], w = l.nchw[3];
+  detail::on_two_threads(
+      rows,
+      [&](uint64_t begin, uint64_t end) {
+        for (uint64_t r = begin; r < end; ++r) {
+          const uint64_t h = r % l.nchw[2], c = r / l.nchw[2] % l.nchw[1], n = r / (l.nchw[2] * l.nchw[1]);
+          row(mem + n * l.strides[0] + c * l.strides[1] + h * l.strides[2], r * w);
+        }
+      },
+      rows * w >= (uint64_t{1} << 20) ? 2 : UINT64_MAX);
+}
+
+}  // namespace
+
 Status Simulator::set_input(const std::string& name, const Tensor& t) {
+  if (t.data.size() != t.elements()) {
+    const Buffer* b = impl_->find(name, true);
+    if (b) {
+      auto l = impl_->layout(*b);
+      if (!l) return l.error();
+      return make_error(fmt::format("input '{}' [{},{},{},{}] needs {} elements, the tensor has {}", name, l->nchw[0],
+                                    l->nchw[1], l->nchw[2], l->nchw[3], l->elements, t.data.size()));
+    }
+  }
+  const std::span<const uint16_t> v(t.data);
+  return set_input(name, npy::Dtype::F16, std::as_bytes(v));
+}
+
+Status Simulator::set_input(const std::string& name, npy::Dtype type, std::span<const std::byte> values) {
   const Buffer* b = impl_->find(name, true);
   if (!b) {
     std::vector<std::string> names;
@@ -140,18 +176,30 @@ Status Simulator::set_input(const std::string& name, const Tensor& t) {
   }
   auto l = impl_->layout(*b);
   if (!l) return l.error();
-  if (t.elements() != l->elements || t.data.size() != l->elements)
+  const uint64_t item = type == npy::Dtype::F16 ? 2 : 4;
+  if (values.size() % item != 0 || values.size() / item != l->elements)
     return make_error(fmt::format("input '{}' [{},{},{},{}] needs {} elements, the tensor has {}", name, l->nchw[0],
-                                  l->nchw[1], l->nchw[2], l->nchw[3], l->elements, t.data.size()));
+                                  l->nchw[1], l->nchw[2], l->nchw[3], l->elements, values.size() / item));
   impl_->given.insert(name);
   uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
-  size_t i = 0;
-  for (uint64_t n = 0; n < l->nchw[0]; ++n)
-    for (uint64_t c = 0; c < l->nchw[1]; ++c)
-      for (uint64_t h = 0; h < l->nchw[2]; ++h) {
-        uint8_t* row = mem + n * l->strides[0] + c * l->strides[1] + h * l->strides[2];
-        for (uint64_t w = 0; w < l->nchw[3]; ++w) detail::store_u16(row + 2 * w, t.data[i++]);
+  const auto* src = reinterpret_cast<const uint8_t*>(values.data());
+  const uint64_t w = l->nchw[3];
+  if (type == npy::Dtype::F16) {
+    // Little-endian fp16 in, little-endian fp16 in the slot: row copies.
+    for_rows(mem, *l, [&](uint8_t* row, uint64_t i) { std::memcpy(row, src + 2 * i, 2 * w); });
+  } else if (reinterpret_cast<uintptr_t>(src) % alignof(float) == 0) {
+    for_rows(mem, *l, [&](uint8_t* row, uint64_t i) {
+      float_to_fp16_n(reinterpret_cast<const float*>(src) + i, row, w);
+    });
+  } else {
+    for_rows(mem, *l, [&](uint8_t* row, uint64_t i) {
+      for (uint64_t k = 0; k < w; ++k) {
+        float f;
+        std::memcpy(&f, src + 4 * (i + k), 4);
+        detail::store_u16(row + 2 * k, float_to_fp16(f));
       }
+    });
+  }
   return Ok{};
 }
 
@@ -179,6 +227,42 @@ Expected<Tensor> Simulator::read_buffer(const std::string& name) const {
         for (uint64_t w = 0; w < l->nchw[3]; ++w) t.data[i++] = detail::load_u16(row + 2 * w);
       }
   return t;
+}
+
+Status Simulator::save_npy(const std::string& name, const std::string& path) const {
+  const Buffer* b = impl_->find(name, false);
+  if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
+  auto l = impl_->layout(*b);
+  if (!l) return l.error();
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
+  if (!f) return make_error(fmt::format("cannot create: {}", std::strerror(errno)));
+  const Bytes head = npy::f16_header(l->nchw);
+  bool ok = std::fwrite(head.data(), 1, head.size(), f.get()) == head.size();
+  const uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
+  const uint64_t bytes = 2 * l->elements;
+  const bool dense = l->strides[2] == 2 * l->nchw[3] && l->strides[1] == l->nchw[2] * l->strides[2] &&
+                     l->strides[0] == l->nchw[1] * l->strides[1];
+  if (dense) {
+    // The slot already holds the file's data: one write from it, no copy.
+    ok = ok && std::fwrite(mem, 1, bytes, f.get()) == bytes;
+  } else {
+    // Rows gathered into 1 MiB pieces, so the output is never copied whole.
+    std::vector<uint8_t> piece;
+    const uint64_t row = 2 * l->nchw[3], per = std::max<uint64_t>(1, (uint64_t{1} << 20) / std::max<uint64_t>(row, 1));
+    const uint64_t rows = l->nchw[0] * l->nchw[1] * l->nchw[2];
+    for (uint64_t r0 = 0; ok && r0 < rows; r0 += per) {
+      const uint64_t n = std::min(per, rows - r0);
+      piece.resize(n * row);
+      for (uint64_t r = r0; r < r0 + n; ++r) {
+        const uint64_t h = r % l->nchw[2], c = r / l->nchw[2] % l->nchw[1], k = r / (l->nchw[2] * l->nchw[1]);
+        std::memcpy(piece.data() + (r - r0) * row, mem + k * l->strides[0] + c * l->strides[1] + h * l->strides[2],
+                    row);
+      }
+      ok = std::fwrite(piece.data(), 1, piece.size(), f.get()) == piece.size();
+    }
+  }
+  if (!ok || std::fflush(f.get()) != 0) return make_error(fmt::format("write failed: {}", std::strerror(errno)));
+  return Ok{};
 }
 
 namespace {

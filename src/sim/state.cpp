@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "../core/huge_pages.h"
 
 namespace ane::sim {
 
@@ -60,7 +59,7 @@ Expected<Buf<T>*> Workspace::take(std::vector<std::unique_ptr<Buf<T>>>& pool,
   } else {
     if (Status s = charge(count * sizeof(T), what, task); !s) return s.error();
     lent.push_back(std::make_unique<Buf<T>>());
-    ane::detail::reserve_huge(*lent.back(), count);
+    lent.back()->reserve(count);
     lent_bytes_ += lent.back()->capacity() * sizeof(T);
   }
   lent.back()->resize(count);
@@ -77,14 +76,14 @@ template Expected<Buf<double>*> Workspace::take(std::vector<std::unique_ptr<Buf<
 }  // namespace detail
 
 uint64_t detail::MachineState::slot_bytes() const {
-  std::set<const std::vector<uint8_t>*> seen;
+  std::set<const Memory*> seen;
   uint64_t n = 0;
   for (const auto& s : slots)
     if (s && seen.insert(s.get()).second) n += s->size();
   return n;
 }
 
-Expected<std::vector<uint8_t>*> detail::MachineState::memory(int k, const char* field, uint32_t task) {
+Expected<Memory*> detail::MachineState::memory(int k, const char* field, uint32_t task) {
   if (k < 0 || k >= detail::kSlots || !slots[k])
     return make_error(fmt::format("task {}: {}={} names slot {}, which is unbound", task, field, k, k));
   return slots[k].get();
@@ -105,19 +104,16 @@ Machine& Machine::operator=(Machine&&) noexcept = default;
 
 void Machine::set_slot(int k, uint64_t size) {
   if (k < 0 || k >= detail::kSlots) return;
-  auto memory = std::make_shared<std::vector<uint8_t>>();
-  ane::detail::reserve_huge(*memory, size);
-  memory->resize(size);
-  // Zeros until a task writes them: an output slot costs no memory before the
-  // output DMA (the peak of a large job is while its MAC runs).
-  ane::detail::release_zero_pages(memory->data(), size);
-  state_->slots[k] = std::move(memory);
-  state_->note_peak();
+  // Zeros until a task writes them: a large slot costs no memory before its
+  // first write (the peak of a large job is while its MAC runs).
+  set_slot(k, Memory(size));
 }
 
-void Machine::set_slot(int k, std::vector<uint8_t> bytes) {
+void Machine::set_slot(int k, std::span<const uint8_t> bytes) { set_slot(k, Memory(bytes)); }
+
+void Machine::set_slot(int k, Memory memory) {
   if (k < 0 || k >= detail::kSlots) return;
-  state_->slots[k] = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  state_->slots[k] = std::make_shared<Memory>(std::move(memory));
   state_->note_peak();
 }
 
@@ -126,11 +122,11 @@ void Machine::alias_slot(int k, int target) {
   state_->slots[k] = state_->slots[target];
 }
 
-std::vector<uint8_t>* Machine::slot(int k) {
+Memory* Machine::slot(int k) {
   return k >= 0 && k < detail::kSlots ? state_->slots[k].get() : nullptr;
 }
 
-const std::vector<uint8_t>* Machine::slot(int k) const {
+const Memory* Machine::slot(int k) const {
   return k >= 0 && k < detail::kSlots ? state_->slots[k].get() : nullptr;
 }
 

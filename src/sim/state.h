@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ane/error.h"
+#include "ane/memory.h"
 #include "ane/sim.h"
 #include "buffer.h"
 #include "l2.h"
@@ -83,7 +84,7 @@ class Workspace {
 struct MachineState {
   Options opts;
   // Slot memories; two slots with one address share one vector.
-  std::array<std::shared_ptr<std::vector<uint8_t>>, kSlots> slots;
+  std::array<std::shared_ptr<Memory>, kSlots> slots;
   BufferPool pool;
   L2Store l2;  // results chained tasks leave in L2
   uint64_t peak = 0;
@@ -94,7 +95,7 @@ struct MachineState {
   void note_peak() { peak = std::max(peak, held_bytes()); }
 
   // The memory of slot k, or an error naming the header field that selects it.
-  Expected<std::vector<uint8_t>*> memory(int k, const char* field, uint32_t task);
+  Expected<Memory*> memory(int k, const char* field, uint32_t task);
   // Checks that [begin, end) lies inside slot k. `what` is e.g. "TileDMASrc reads".
   Status check_range(int k, uint64_t begin, uint64_t end, const std::string& what, uint32_t task) const;
 };

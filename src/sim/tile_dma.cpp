@@ -9,7 +9,7 @@
 
 namespace ane::sim::detail {
 
-Expected<std::vector<uint8_t>*> tile_dma_bind(MachineState& st, const TensorDma& t, bool write, uint32_t task,
+Expected<Memory*> tile_dma_bind(MachineState& st, const TensorDma& t, bool write, uint32_t task,
                                               std::vector<DmaRecord>* record) {
   auto mem = st.memory(t.slot, t.slot_field->name.c_str(), task);
   if (!mem) return mem.error();
@@ -19,7 +19,7 @@ Expected<std::vector<uint8_t>*> tile_dma_bind(MachineState& st, const TensorDma&
   return mem;
 }
 
-void tile_dma_in(const std::vector<uint8_t>& mem, const TensorDma& t, float* out, bool ftz, bool count,
+void tile_dma_in(const Memory& mem, const TensorDma& t, float* out, bool ftz, bool count,
                  uint64_t& subnormals) {
   const uint8_t* base = mem.data() + t.base;
   const Dims& d = t.dims;
@@ -81,7 +81,7 @@ inline uint16_t round_one(double v, const Numerics& n, RoundCounts& rc) {
 }
 
 template <typename T>
-void scatter(std::vector<uint8_t>& mem, const TensorDma& t, const T* y, const Numerics& n, RoundCounts& rc,
+void scatter(Memory& mem, const TensorDma& t, const T* y, const Numerics& n, RoundCounts& rc,
              OutputStats* stats) {
   uint8_t* base = mem.data() + t.base;
   const Dims& dd = t.dims;
@@ -153,12 +153,12 @@ void round_to_fp16(const double* y, uint64_t count, uint16_t* out, const Numeric
   round_dense(y, count, out, n, rc, stats);
 }
 
-void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const float* y, const Numerics& n, RoundCounts& rc,
+void tile_dma_out(Memory& mem, const TensorDma& t, const float* y, const Numerics& n, RoundCounts& rc,
                   OutputStats* stats) {
   scatter(mem, t, y, n, rc, stats);
 }
 
-void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const double* y, const Numerics& n,
+void tile_dma_out(Memory& mem, const TensorDma& t, const double* y, const Numerics& n,
                   RoundCounts& rc, OutputStats* stats) {
   scatter(mem, t, y, n, rc, stats);
 }

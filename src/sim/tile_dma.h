@@ -16,13 +16,13 @@ namespace ane::sim::detail {
 // The slot memory a tensor DMA uses, after checking that every byte it
 // touches lies inside: "task 2: TileDMASrc reads [a, b) beyond slot 5 (size s)".
 // Appends the DMA to `record` when given.
-Expected<std::vector<uint8_t>*> tile_dma_bind(MachineState& st, const TensorDma& t, bool write, uint32_t task,
+Expected<Memory*> tile_dma_bind(MachineState& st, const TensorDma& t, bool write, uint32_t task,
                                               std::vector<DmaRecord>* record);
 
 // Gathers t into out[g][c][h][w] (dense fp32). Row padding is never read.
 // With `count` (tracing) or `ftz`, counts subnormal inputs into `subnormals`;
 // under subnormal=ftz they become signed zeros.
-void tile_dma_in(const std::vector<uint8_t>& mem, const TensorDma& t, float* out, bool ftz, bool count,
+void tile_dma_in(const Memory& mem, const TensorDma& t, float* out, bool ftz, bool count,
                  uint64_t& subnormals);
 
 // Output statistics of the fp16 values a destination DMA writes (trace).
@@ -37,9 +37,9 @@ struct OutputStats {
 
 // Rounds y[g][c][h][w] to fp16 (numerics options) and scatters it to t's
 // element bytes; row padding is left as it was. `stats` may be null.
-void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const float* y, const Numerics& n,
+void tile_dma_out(Memory& mem, const TensorDma& t, const float* y, const Numerics& n,
                   RoundCounts& rc, OutputStats* stats);
-void tile_dma_out(std::vector<uint8_t>& mem, const TensorDma& t, const double* y, const Numerics& n,
+void tile_dma_out(Memory& mem, const TensorDma& t, const double* y, const Numerics& n,
                   RoundCounts& rc, OutputStats* stats);
 
 // Rounds `count` dense values to fp16 (a result that stays in L2).

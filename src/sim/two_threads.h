@@ -6,11 +6,12 @@
 
 namespace ane::sim::detail {
 
-// fn(begin, end) over [0, n), on two threads once n is large. Only for work
-// where each value is computed alone, so that the split cannot change a result.
+// fn(begin, end) over [0, n), on two threads once n reaches `min`. Only for
+// work where each value is computed alone, so that the split cannot change a
+// result.
 template <typename Fn>
-void on_two_threads(uint64_t n, Fn fn) {
-  if (n < (uint64_t{1} << 16)) {
+void on_two_threads(uint64_t n, Fn fn, uint64_t min = uint64_t{1} << 16) {
+  if (n < min || n < 2) {
     fn(0, n);
     return;
   }
