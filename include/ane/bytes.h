@@ -79,6 +79,29 @@ std::string sanitize_file_name(std::string_view name);
 
 // Reads a whole file; the error names the path.
 Expected<Bytes> read_file(const std::string& path);
+
+// A whole file's bytes in place, for reading only: a regular file is mapped
+// with its pages populated in one call (no copy, no fault per page; a file
+// truncated by another process while mapped is not supported), anything
+// else (a pipe, /dev/stdin) is read as read_file does.
+class FileBytes {
+ public:
+  FileBytes() = default;
+  ~FileBytes();
+  FileBytes(FileBytes&& o) noexcept;
+  FileBytes& operator=(FileBytes&& o) noexcept;
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  std::span<const uint8_t> span() const { return view_; }
+
+ private:
+  friend Expected<FileBytes> map_file(const std::string& path);
+  Bytes owned_;
+  void* map_ = nullptr;
+  size_t map_size_ = 0;
+  std::span<const uint8_t> view_;
+};
+Expected<FileBytes> map_file(const std::string& path);
 Status write_file(const std::string& path, std::span<const uint8_t> data);
 
 }  // namespace ane

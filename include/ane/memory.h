@@ -1,6 +1,6 @@
 // Memory: the zero-initialised byte buffer behind the simulator's slots.
 //
-// A large buffer (4 MiB and up) is mapped from the kernel on a 2 MiB boundary
+// A large buffer (256 KiB and up) is mapped from the kernel on a 2 MiB boundary
 // and advised for transparent huge pages: its zeros cost nothing until a page
 // is first written, and then it is faulted in 2 MiB at a time instead of 4 KiB
 // (on a virtual machine each fault costs microseconds; an 8 MiB tensor in

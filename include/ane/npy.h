@@ -40,18 +40,10 @@ class Mapped {
   std::span<const uint8_t> data;  // little-endian element bytes, C order
 
   uint64_t elements() const;
-  Mapped() = default;
-  ~Mapped();
-  Mapped(Mapped&& o) noexcept;
-  Mapped& operator=(Mapped&&) = delete;
-  Mapped(const Mapped&) = delete;
-  Mapped& operator=(const Mapped&) = delete;
 
  private:
   friend Expected<Mapped> map(const std::string& path);
-  Bytes owned_;
-  void* map_ = nullptr;
-  size_t map_size_ = 0;
+  FileBytes file_;  // what `data` points into
 };
 
 Expected<Array> parse(std::span<const uint8_t> bytes);

@@ -6,7 +6,10 @@
 #include <fstream>
 #include <memory>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -107,6 +110,53 @@ Expected<Bytes> read_file(const std::string& path) {
   while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) data.insert(data.end(), buf, buf + n);
   if (std::ferror(f.get())) return make_error(fmt::format("read failed: {}", std::strerror(errno)));
   return data;
+}
+
+FileBytes::~FileBytes() {
+  if (map_) munmap(map_, map_size_);
+}
+
+FileBytes::FileBytes(FileBytes&& o) noexcept
+    : owned_(std::move(o.owned_)), map_(o.map_), map_size_(o.map_size_), view_(o.view_) {
+  o.map_ = nullptr;
+  o.view_ = {};
+}
+
+FileBytes& FileBytes::operator=(FileBytes&& o) noexcept {
+  if (this != &o) {
+    if (map_) munmap(map_, map_size_);
+    owned_ = std::move(o.owned_);
+    map_ = o.map_;
+    map_size_ = o.map_size_;
+    view_ = o.view_;
+    o.map_ = nullptr;
+    o.view_ = {};
+  }
+  return *this;
+}
+
+Expected<FileBytes> map_file(const std::string& path) {
+  FileBytes f;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    struct stat st {};
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p != MAP_FAILED) {
+        f.map_ = p;
+        f.map_size_ = static_cast<size_t>(st.st_size);
+        f.view_ = {static_cast<const uint8_t*>(p), f.map_size_};
+      }
+    }
+    ::close(fd);
+  }
+  if (!f.map_) {  // not mappable: read_file's errors and its handling of pipes
+    auto b = read_file(path);
+    if (!b) return b.error();
+    f.owned_ = std::move(*b);
+    f.view_ = f.owned_;
+  }
+  return f;
 }
 
 Status write_file(const std::string& path, std::span<const uint8_t> data) {

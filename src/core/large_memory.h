@@ -12,7 +12,7 @@
 namespace ane::detail {
 
 // Buffers of at least this many bytes are mapped; smaller ones use the heap.
-constexpr size_t kLargeBytes = size_t{4} << 20;
+constexpr size_t kLargeBytes = size_t{256} << 10;
 
 // `bytes` of zeros, 2 MiB aligned and advised for huge pages; nullptr when
 // the system refuses. Free with unmap_large(p, bytes).

@@ -9,12 +9,6 @@
 #include <memory>
 #include <optional>
 
-#if defined(__linux__)
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#endif
 
 #include <fmt/format.h>
 
@@ -253,49 +247,16 @@ uint64_t Mapped::elements() const {
   return n;
 }
 
-Mapped::~Mapped() {
-#if defined(__linux__)
-  if (map_) munmap(map_, map_size_);
-#endif
-}
-
-Mapped::Mapped(Mapped&& o) noexcept
-    : dtype(o.dtype), shape(std::move(o.shape)), data(o.data), owned_(std::move(o.owned_)), map_(o.map_),
-      map_size_(o.map_size_) {
-  o.map_ = nullptr;
-  o.data = {};
-}
-
 Expected<Mapped> map(const std::string& path) {
+  auto file = map_file(path);
+  if (!file) return file.error();
   Mapped m;
-  std::span<const uint8_t> bytes;
-#if defined(__linux__)
-  // A regular file is mapped with its pages populated in one call: no copy
-  // and no fault per page. Anything else (a pipe, /dev/stdin) is read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(fmt::format("cannot open: {}", std::strerror(errno)));
-  struct stat st{};
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (p != MAP_FAILED) {
-      m.map_ = p;
-      m.map_size_ = static_cast<size_t>(st.st_size);
-      bytes = {static_cast<const uint8_t*>(p), m.map_size_};
-    }
-  }
-  ::close(fd);
-#endif
-  if (!m.map_) {
-    auto b = read_file(path);
-    if (!b) return b.error();
-    m.owned_ = std::move(*b);
-    bytes = m.owned_;
-  }
-  auto h = parse_header(bytes);
+  m.file_ = std::move(*file);
+  auto h = parse_header(m.file_.span());
   if (!h) return h.error();
   m.dtype = h->dtype;
   m.shape = std::move(h->shape);
-  m.data = bytes.subspan(h->data_start);
+  m.data = m.file_.span().subspan(h->data_start);
   return m;
 }
 

@@ -80,9 +80,9 @@ Expected<Program> parse_program(std::span<const uint8_t> bytes, std::string path
 }
 
 Expected<Program> open_program(const std::string& path, const OpenOptions& opts) {
-  auto bytes = read_file(path);
+  auto bytes = map_file(path);  // the program copies what it keeps
   if (!bytes) return bytes.error();
-  return parse_program(*bytes, path, opts);
+  return parse_program(bytes->span(), path, opts);
 }
 
 }  // namespace ane

@@ -1,0 +1,169 @@
+// The fast I/O path of hwx-run against the plain one it replaces: slot
+// memory that starts as zeros without being written, files read in place
+// (mapped), inputs copied by rows from raw .npy bytes, outputs written straight
+// from their slot. Each must give exactly what the plain path gives.
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "ane/bytes.h"
+#include "ane/fp16.h"
+#include "ane/memory.h"
+#include "ane/npy.h"
+#include "ane/sim.h"
+#include "compile_net.h"
+#include "support.h"
+
+namespace ane {
+namespace {
+
+namespace pl = test::pl;
+
+bool all_zero(const Memory& m) {
+  for (uint8_t b : m)
+    if (b) return false;
+  return true;
+}
+
+TEST(IoPath, MemoryStartsAsZerosAtEverySize) {
+  // Around the size where buffers switch from the heap to mapped huge pages.
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, (size_t{256} << 10) - 1, size_t{256} << 10,
+                      (size_t{5} << 20) + 3}) {
+    SCOPED_TRACE(size);
+    Memory m(size);
+    ASSERT_EQ(m.size(), size);
+    EXPECT_TRUE(all_zero(m));
+    if (size >= (size_t{256} << 10)) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(m.data()) % (size_t{2} << 20), 0u) << "not on a huge-page boundary";
+    }
+    if (size) {
+      m[size - 1] = 7;  // writable to the last byte
+      Memory moved(std::move(m));
+      EXPECT_EQ(moved[size - 1], 7);
+      EXPECT_EQ(m.size(), 0u);
+    }
+  }
+}
+
+TEST(IoPath, MemoryFromBytesCopiesThenZeroFills) {
+  const Bytes src = {1, 2, 3, 4, 5};
+  Memory m(src, 300000);
+  ASSERT_EQ(m.size(), 300000u);
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), m.begin()));
+  EXPECT_TRUE(std::all_of(m.begin() + 5, m.end(), [](uint8_t b) { return b == 0; }));
+  Memory exact{std::span<const uint8_t>(src)};
+  EXPECT_EQ(Bytes(exact.begin(), exact.end()), src);
+}
+
+TEST(IoPath, MappedFileHasTheBytesReadFileReads) {
+  test::TempDir tmp;
+  Bytes data(1 << 20);
+  std::mt19937 rng(3);
+  for (auto& b : data) b = static_cast<uint8_t>(rng());
+  test::write_bytes(tmp.file("f.bin"), data);
+  test::write_bytes(tmp.file("empty.bin"), {});
+  for (const std::string name : {"f.bin", "empty.bin"}) {
+    auto mapped = map_file(tmp.file(name));
+    auto read = read_file(tmp.file(name));
+    ASSERT_TRUE(mapped.ok() && read.ok()) << name;
+    EXPECT_EQ(Bytes(mapped->span().begin(), mapped->span().end()), *read) << name;
+  }
+  // Not mappable: the errors read_file gives.
+  for (const std::string& path : {tmp.file("missing.bin"), tmp.path}) {
+    auto mapped = map_file(path);
+    auto read = read_file(path);
+    ASSERT_FALSE(mapped.ok());
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(mapped.error().str(), read.error().str());
+  }
+}
+
+TEST(IoPath, MappedNpyAgreesWithLoad) {
+  test::TempDir tmp;
+  const std::vector<uint16_t> values = {0x3c00, 0xc000, 0x0001, 0x7c00, 0x7e00, 0x8000};
+  const std::array<uint64_t, 2> shape = {2, 3};
+  test::write_bytes(tmp.file("a.npy"), npy::encode_f16(values, shape));
+  auto m = npy::map(tmp.file("a.npy"));
+  auto l = npy::load(tmp.file("a.npy"));
+  ASSERT_TRUE(m.ok() && l.ok());
+  EXPECT_EQ(m->dtype, l->dtype);
+  EXPECT_EQ(m->shape, l->shape);
+  EXPECT_EQ(m->elements(), l->elements());
+  EXPECT_EQ(Bytes(m->data.begin(), m->data.end()), l->data);
+  // A damaged file: the same one-line error with its offset.
+  Bytes bad = npy::encode_f16(values, shape);
+  bad.pop_back();
+  test::write_bytes(tmp.file("bad.npy"), bad);
+  auto mb = npy::map(tmp.file("bad.npy"));
+  auto lb = npy::load(tmp.file("bad.npy"));
+  ASSERT_FALSE(mb.ok());
+  ASSERT_FALSE(lb.ok());
+  EXPECT_EQ(mb.error().str(), lb.error().str());
+}
+
+// A ReLU over [c, h, w]: w = 32 makes the buffers dense (rows of 64 bytes),
+// w = 40 pads each row to 128 bytes.
+Expected<Program> relu_program(test::TempDir& dir, int c, int h, int w) {
+  pl::Net n;
+  n.inputs = {{"x", pl::input(c, w, h)}};
+  n.units = {{"y", pl::unit("x", "Neuron", {{"Type", pl::str("ReLU")}})}};
+  n.outputs = {{"y@output", pl::output("y")}};
+  return test::compile_net(n, dir);
+}
+
+TEST(IoPath, RawInputsAndDirectOutputsEqualTheTensorPath) {
+  for (int w : {32, 40}) {
+    SCOPED_TRACE(w);
+    test::TempDir tmp;
+    auto p = relu_program(tmp, 3, 2, w);
+    ASSERT_TRUE(p.ok()) << p.error().str();
+    const uint64_t n = 3 * 2 * uint64_t(w);
+    std::mt19937 rng(w);
+    sim::Tensor t;
+    t.nchw = {1, 3, 2, static_cast<uint32_t>(w)};
+    std::vector<float> f32(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      f32[i] = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 37.0f;
+      t.data.push_back(float_to_fp16(f32[i]));
+    }
+    auto plain = sim::Simulator::create(*p);
+    ASSERT_TRUE(plain.ok());
+    ASSERT_TRUE(plain->set_input("x", t).ok());
+    ASSERT_TRUE(plain->run().ok());
+    auto want = plain->read_buffer("y@output");
+    ASSERT_TRUE(want.ok());
+    const std::array<uint64_t, 4> dims = {1, 3, 2, static_cast<uint64_t>(w)};
+    const Bytes want_file = npy::encode_f16(want->data, dims);
+
+    // fp16 bytes and fp32 bytes (rounded to nearest even on the way in).
+    const std::span<const uint16_t> h16(t.data);
+    const std::span<const float> h32(f32);
+    for (auto [type, bytes] : {std::pair{npy::Dtype::F16, std::as_bytes(h16)}, {npy::Dtype::F32, std::as_bytes(h32)}}) {
+      auto fast = sim::Simulator::create(*p);
+      ASSERT_TRUE(fast.ok());
+      ASSERT_TRUE(fast->set_input("x", type, bytes).ok());
+      ASSERT_TRUE(fast->run().ok());
+      auto in = fast->read_buffer("x");
+      ASSERT_TRUE(in.ok());
+      EXPECT_EQ(in->data, t.data);
+      const std::string path = tmp.file("y.npy");
+      ASSERT_TRUE(fast->save_npy("y@output", path).ok());
+      EXPECT_EQ(*read_file(path), want_file);
+    }
+    // A count that does not match is refused, as with a Tensor.
+    auto fast = sim::Simulator::create(*p);
+    const auto error = fast->set_input("x", npy::Dtype::F16, std::as_bytes(h16).first(2 * (n - 1)));
+    ASSERT_FALSE(error.ok());
+    EXPECT_NE(error.error().str().find("needs " + std::to_string(n) + " elements, the tensor has " +
+                                       std::to_string(n - 1)),
+              std::string::npos)
+        << error.error().str();
+    EXPECT_FALSE(fast->save_npy("nope", tmp.file("z.npy")).ok());
+    EXPECT_FALSE(fast->save_npy("y@output", tmp.file("no/such/dir/z.npy")).ok());
+  }
+}
+
+}  // namespace
+}  // namespace ane
