@@ -44,6 +44,7 @@
 #include <fmt/format.h>
 
 #include "ane/registers.h"
+#include "field_names.h"
 
 namespace ane {
 namespace {
@@ -341,20 +342,13 @@ constexpr Row kRows[] = {
 std::vector<FieldInfo> expand(std::span<const Row> rows) {
   std::vector<FieldInfo> out;
   for (const Row& r : rows) {
-    const bool unnamed = r.reg[0] == '\0';
     for (uint32_t i = 0; i < r.count; ++i) {
       FieldInfo f;
       f.block = r.block;
       f.address = r.address + i * r.stride;
-      if (unnamed)
-        f.reg = fmt::format("Unk{:05X}", f.address);
-      else if (r.count > 1)
-        f.reg = fmt::format("{}[{}]", r.reg, i);
-      else
-        f.reg = r.reg;
+      f.reg = detail::element_register_name(r.reg, r.count, i, f.address);
       f.field = r.field;
-      f.name = r.block == Block::Header ? f.reg + "." + f.field
-                                        : fmt::format("{}.{}.{}", block_name(r.block), f.reg, f.field);
+      f.name = detail::qualified_field_name(r.block, f.reg, f.field);
       f.bit = r.bit;
       f.width = r.width;
       f.confidence = r.confidence;

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "ane/registers.h"
+#include "field_names.h"
 
 namespace ane {
 namespace {
@@ -90,15 +91,10 @@ std::vector<FieldInfo> expand(Generation g, const std::vector<BlockInfo>& blocks
       FieldInfo f;
       f.block = r.block;
       f.address = *base + r.offset + i * r.stride;
-      if (r.block == Block::Header)
-        f.reg = fmt::format("Header[{}]", f.address / 4);
-      else if (r.reg[0] == '\0')
-        f.reg = fmt::format("Unk{:05X}", f.address);
-      else
-        f.reg = r.count > 1 ? fmt::format("{}[{}]", r.reg, i) : r.reg;
+      f.reg = r.block == Block::Header ? fmt::format("Header[{}]", f.address / 4)
+                                       : detail::element_register_name(r.reg, r.count, i, f.address);
       f.field = r.field;
-      f.name = r.block == Block::Header ? f.reg + "." + f.field
-                                        : fmt::format("{}.{}.{}", block_name(r.block), f.reg, f.field);
+      f.name = detail::qualified_field_name(r.block, f.reg, f.field);
       f.bit = r.bit;
       f.width = r.width;
       f.confidence = r.confidence;
