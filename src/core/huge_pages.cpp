@@ -39,14 +39,4 @@ void advise_huge_pages(const void* p, size_t bytes) {
 #endif
 }
 
-void release_zero_pages(void* p, size_t bytes) {
-#if defined(MADV_DONTNEED)
-  // Private anonymous memory reads as zeros after this: what it held.
-  advise_whole_pages(p, bytes, MADV_DONTNEED);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-
 }  // namespace ane::detail

@@ -17,13 +17,6 @@ constexpr size_t kHugePageMin = size_t{4} << 20;
 // small ranges and where the system has no such advice.
 void advise_huge_pages(const void* p, size_t bytes);
 
-// Gives the whole pages inside [p, p + bytes), which must hold only zeros,
-// back to the system: they read as zeros again and cost no memory until
-// written. For a zero-filled buffer that may be written late or never (an
-// output slot before the task that writes it). A no-op for small ranges and
-// off Linux.
-void release_zero_pages(void* p, size_t bytes);
-
 // v.reserve(count), advised before anything touches it; then resize() or
 // insert() fills it. For vectors of trivially copyable elements.
 template <typename Vector>
