@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 
-
 #include <fmt/format.h>
 
 #include "../core/huge_pages.h"

@@ -34,6 +34,17 @@ struct BufferLayout {
   uint64_t offset = 0;  // buffer start inside the slot
   std::array<uint64_t, 4> nchw{}, strides{};
   uint64_t elements = 0;
+
+  uint64_t rows() const { return nchw[0] * nchw[1] * nchw[2]; }
+  // Byte offset of W row r (rows in N, C, H order) from the buffer start.
+  uint64_t row_offset(uint64_t r) const {
+    const uint64_t h = r % nchw[2], c = r / nchw[2] % nchw[1], n = r / (nchw[2] * nchw[1]);
+    return n * strides[0] + c * strides[1] + h * strides[2];
+  }
+  std::string count_error(const std::string& name, uint64_t have) const {
+    return fmt::format("input '{}' [{},{},{},{}] needs {} elements, the tensor has {}", name, nchw[0], nchw[1], nchw[2],
+                       nchw[3], elements, have);
+  }
 };
 
 }  // namespace
@@ -137,30 +148,26 @@ namespace {
 
 // Calls row(dst, first element) for every W row of a buffer, over two
 // threads when the buffer is large (each row is independent).
-template <typename Row>
-void for_rows(uint8_t* mem, const BufferLayout& l, Row row) {
-  const uint64_t rows = l.nchw[0] * l.nchw[1] * l.nchw[2], w = l.nchw[3];
+template <typename Byte, typename Row>
+void for_rows(Byte* mem, const BufferLayout& l, Row row) {
+  const uint64_t w = l.nchw[3];
   detail::on_two_threads(
-      rows,
+      l.rows(),
       [&](uint64_t begin, uint64_t end) {
-        for (uint64_t r = begin; r < end; ++r) {
-          const uint64_t h = r % l.nchw[2], c = r / l.nchw[2] % l.nchw[1], n = r / (l.nchw[2] * l.nchw[1]);
-          row(mem + n * l.strides[0] + c * l.strides[1] + h * l.strides[2], r * w);
-        }
+        for (uint64_t r = begin; r < end; ++r) row(mem + l.row_offset(r), r * w);
       },
-      rows * w >= (uint64_t{1} << 20) ? 2 : UINT64_MAX);
+      l.elements >= (uint64_t{1} << 20) ? 2 : UINT64_MAX);
 }
 
 }  // namespace
 
 Status Simulator::set_input(const std::string& name, const Tensor& t) {
+  // A tensor whose shape disagrees with its data is refused as a wrong count.
   if (t.data.size() != t.elements()) {
-    const Buffer* b = impl_->find(name, true);
-    if (b) {
+    if (const Buffer* b = impl_->find(name, true)) {
       auto l = impl_->layout(*b);
       if (!l) return l.error();
-      return make_error(fmt::format("input '{}' [{},{},{},{}] needs {} elements, the tensor has {}", name, l->nchw[0],
-                                    l->nchw[1], l->nchw[2], l->nchw[3], l->elements, t.data.size()));
+      return make_error(l->count_error(name, t.data.size()));
     }
   }
   const std::span<const uint16_t> v(t.data);
@@ -178,8 +185,7 @@ Status Simulator::set_input(const std::string& name, npy::Dtype type, std::span<
   if (!l) return l.error();
   const uint64_t item = type == npy::Dtype::F16 ? 2 : 4;
   if (values.size() % item != 0 || values.size() / item != l->elements)
-    return make_error(fmt::format("input '{}' [{},{},{},{}] needs {} elements, the tensor has {}", name, l->nchw[0],
-                                  l->nchw[1], l->nchw[2], l->nchw[3], l->elements, values.size() / item));
+    return make_error(l->count_error(name, values.size() / item));
   impl_->given.insert(name);
   uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
   const auto* src = reinterpret_cast<const uint8_t*>(values.data());
@@ -219,13 +225,9 @@ Expected<Tensor> Simulator::read_buffer(const std::string& name) const {
   ane::detail::reserve_huge(t.data, l->elements);
   t.data.resize(l->elements);
   const uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
-  size_t i = 0;
-  for (uint64_t n = 0; n < l->nchw[0]; ++n)
-    for (uint64_t c = 0; c < l->nchw[1]; ++c)
-      for (uint64_t h = 0; h < l->nchw[2]; ++h) {
-        const uint8_t* row = mem + n * l->strides[0] + c * l->strides[1] + h * l->strides[2];
-        for (uint64_t w = 0; w < l->nchw[3]; ++w) t.data[i++] = detail::load_u16(row + 2 * w);
-      }
+  for_rows(mem, *l, [&](const uint8_t* row, uint64_t i) {
+    for (uint64_t w = 0; w < l->nchw[3]; ++w) t.data[i + w] = detail::load_u16(row + 2 * w);
+  });
   return t;
 }
 
@@ -249,15 +251,10 @@ Status Simulator::save_npy(const std::string& name, const std::string& path) con
     // Rows gathered into 1 MiB pieces, so the output is never copied whole.
     std::vector<uint8_t> piece;
     const uint64_t row = 2 * l->nchw[3], per = std::max<uint64_t>(1, (uint64_t{1} << 20) / std::max<uint64_t>(row, 1));
-    const uint64_t rows = l->nchw[0] * l->nchw[1] * l->nchw[2];
-    for (uint64_t r0 = 0; ok && r0 < rows; r0 += per) {
-      const uint64_t n = std::min(per, rows - r0);
+    for (uint64_t r0 = 0; ok && r0 < l->rows(); r0 += per) {
+      const uint64_t n = std::min(per, l->rows() - r0);
       piece.resize(n * row);
-      for (uint64_t r = r0; r < r0 + n; ++r) {
-        const uint64_t h = r % l->nchw[2], c = r / l->nchw[2] % l->nchw[1], k = r / (l->nchw[2] * l->nchw[1]);
-        std::memcpy(piece.data() + (r - r0) * row, mem + k * l->strides[0] + c * l->strides[1] + h * l->strides[2],
-                    row);
-      }
+      for (uint64_t r = r0; r < r0 + n; ++r) std::memcpy(piece.data() + (r - r0) * row, mem + l->row_offset(r), row);
       ok = std::fwrite(piece.data(), 1, piece.size(), f.get()) == piece.size();
     }
   }
