@@ -2,6 +2,7 @@
 // memory that starts as zeros without being written, files read in place
 // (mapped), inputs copied by rows from raw .npy bytes, outputs written straight
 // from their slot. Each must give exactly what the plain path gives.
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -103,6 +104,36 @@ TEST(IoPath, MappedNpyAgreesWithLoad) {
   EXPECT_EQ(mb.error().str(), lb.error().str());
 }
 
+TEST(IoPath, MemoryViewOfAFileIsItsBytesThenZeros) {
+  test::TempDir tmp;
+  Bytes data(100000);
+  std::mt19937 rng(5);
+  for (auto& b : data) b = static_cast<uint8_t>(rng());
+  test::write_bytes(tmp.file("f.bin"), data);
+  // Inside the file's last page, and past it (zeros from anonymous pages).
+  for (size_t size : {size_t{1000}, data.size() - 128, size_t{300000}}) {
+    SCOPED_TRACE(size);
+    auto file = map_file(tmp.file("f.bin"));
+    ASSERT_TRUE(file.ok());
+    Memory m = Memory::view_of(*file, 128, size);
+    ASSERT_EQ(m.size(), size);
+    EXPECT_TRUE(file->span().empty()) << "the mapping is the view's now";
+    const size_t from_file = std::min(size, data.size() - 128);
+    EXPECT_TRUE(std::equal(m.begin(), m.begin() + from_file, data.begin() + 128));
+    EXPECT_TRUE(std::all_of(m.begin() + from_file, m.end(), [](uint8_t b) { return b == 0; }));
+    m[0] ^= 0xff;  // copy on write: the file keeps its bytes
+    m[size - 1] = 9;
+    Memory moved(std::move(m));
+    EXPECT_EQ(moved[size - 1], 9);
+  }
+  EXPECT_EQ(*read_file(tmp.file("f.bin")), data);
+  // A file that was read, not mapped (empty here): no view, the bytes stay.
+  test::write_bytes(tmp.file("empty.bin"), {});
+  auto empty = map_file(tmp.file("empty.bin"));
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(Memory::view_of(*empty, 0, 4096).empty());
+}
+
 // A ReLU over [c, h, w]: w = 32 makes the buffers dense (rows of 64 bytes),
 // w = 40 pads each row to 128 bytes.
 Expected<Program> relu_program(test::TempDir& dir, int c, int h, int w) {
@@ -151,6 +182,25 @@ TEST(IoPath, RawInputsAndDirectOutputsEqualTheTensorPath) {
       const std::string path = tmp.file("y.npy");
       ASSERT_TRUE(fast->save_npy("y@output", path).ok());
       EXPECT_EQ(*read_file(path), want_file);
+    }
+    // A mapped .npy: a dense input becomes its slot (the file's pages), a
+    // padded one is copied by rows; the same values and results either way.
+    {
+      const std::string file = tmp.file("x.npy");
+      test::write_bytes(file, npy::encode_f16(t.data, dims));
+      auto mapped = npy::map(file);
+      ASSERT_TRUE(mapped.ok());
+      auto fast = sim::Simulator::create(*p);
+      ASSERT_TRUE(fast.ok());
+      ASSERT_TRUE(fast->set_input("x", *mapped).ok());
+      EXPECT_EQ(mapped->file().span().empty(), w == 32) << "dense inputs are viewed, padded ones copied";
+      ASSERT_TRUE(fast->run().ok());
+      auto in = fast->read_buffer("x");
+      ASSERT_TRUE(in.ok());
+      EXPECT_EQ(in->data, t.data);
+      ASSERT_TRUE(fast->save_npy("y@output", tmp.file("y.npy")).ok());
+      EXPECT_EQ(*read_file(tmp.file("y.npy")), want_file);
+      EXPECT_EQ(*read_file(file), npy::encode_f16(t.data, dims)) << "the input file is never written";
     }
     // A count that does not match is refused, as with a Tensor.
     auto fast = sim::Simulator::create(*p);

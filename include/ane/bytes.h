@@ -96,6 +96,7 @@ class FileBytes {
 
  private:
   friend Expected<FileBytes> map_file(const std::string& path);
+  friend class Memory;  // Memory::view_of takes the mapping
   Bytes owned_;
   void* map_ = nullptr;
   size_t map_size_ = 0;

@@ -13,6 +13,8 @@
 
 namespace ane {
 
+class FileBytes;
+
 class Memory {
  public:
   Memory() = default;
@@ -20,6 +22,12 @@ class Memory {
   Memory(std::span<const uint8_t> bytes, size_t size);   // a copy of `bytes`, then zeros up to `size`
   explicit Memory(std::span<const uint8_t> bytes) : Memory(bytes, bytes.size()) {}
   ~Memory();
+  // A copy-on-write view of a mapped file: `size` bytes from byte `offset`,
+  // zeros past the file's end. Its pages are the file cache's until a task
+  // writes one, so an input file becomes a slot without a copy. Takes the
+  // mapping from `file` on success; returns an empty Memory and leaves `file`
+  // as it was when the file is not mapped or the view cannot be made.
+  static Memory view_of(FileBytes& file, size_t offset, size_t size);
   Memory(Memory&& o) noexcept;
   Memory& operator=(Memory&& o) noexcept;
   Memory(const Memory&) = delete;
@@ -40,6 +48,8 @@ class Memory {
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;
+  void* file_map_ = nullptr;  // view_of: the whole mapping, unmapped at the end
+  size_t file_map_size_ = 0;
 };
 
 }  // namespace ane

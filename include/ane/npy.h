@@ -40,10 +40,15 @@ class Mapped {
   std::span<const uint8_t> data;  // little-endian element bytes, C order
 
   uint64_t elements() const;
+  // The file behind `data`, and where `data` starts in it (Memory::view_of
+  // makes a slot of it; `data` is gone once the mapping is taken).
+  FileBytes& file() { return file_; }
+  size_t data_offset() const { return data_offset_; }
 
  private:
   friend Expected<Mapped> map(const std::string& path);
   FileBytes file_;  // what `data` points into
+  size_t data_offset_ = 0;
 };
 
 Expected<Array> parse(std::span<const uint8_t> bytes);

@@ -210,6 +210,11 @@ class Simulator {
   // fp16 bit patterns, or fp32 rounded to nearest even. `values` holds
   // exactly the buffer's element count.
   Status set_input(const std::string& name, npy::Dtype type, std::span<const std::byte> values);
+  // The same from a mapped .npy. When its fp16 values are laid out exactly as
+  // the input's slot holds them (the buffer alone in its slot, at offset 0,
+  // rows without padding), the slot becomes a copy-on-write view of the
+  // file's pages instead of a copy, and `file` gives up its mapping.
+  Status set_input(const std::string& name, npy::Mapped& file);
   // Ok when every input was given with set_input; else names the first
   // missing one ("missing input 'x'"). run() does not check: an input never
   // set holds zeros.

@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ane/bytes.h"
 #include "ane/memory.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 namespace ane {
@@ -66,17 +68,68 @@ Memory::Memory(std::span<const uint8_t> bytes, size_t size) : Memory(size) {
   if (!bytes.empty()) std::memcpy(data_, bytes.data(), std::min(bytes.size(), size));
 }
 
+Memory Memory::view_of(FileBytes& file, size_t offset, size_t size) {
+  Memory m;
+#if defined(__linux__)
+  if (!file.map_ || offset > file.map_size_ || size == 0) return m;
+  auto* base = static_cast<uint8_t*>(file.map_);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t mapped = detail::round_up(file.map_size_, page);  // the last page's tail reads as zeros
+  const size_t need = detail::round_up(offset + size, page);
+  if (need > mapped) {
+    // Zeros past the file: the file's pages moved to the start of a larger
+    // anonymous mapping (the address after them may be taken).
+    void* whole = mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (whole == MAP_FAILED) return m;
+    void* moved = mremap(base, mapped, mapped, MREMAP_MAYMOVE | MREMAP_FIXED, whole);
+    if (moved == MAP_FAILED) {
+      munmap(whole, need);
+      return m;
+    }
+    base = static_cast<uint8_t*>(moved);
+    file.map_ = base;
+  }
+  // Private: a write copies the page, the file never changes.
+  if (mprotect(base, mapped, PROT_READ | PROT_WRITE) != 0) {
+    if (need > mapped) {  // the file's pages now sit in `whole`: give all of it to the file
+      file.map_size_ = need;
+      file.view_ = {base, file.view_.size()};
+    }
+    return m;
+  }
+  m.data_ = base + offset;
+  m.size_ = size;
+  m.file_map_ = base;
+  m.file_map_size_ = std::max(mapped, need);
+  file.map_ = nullptr;
+  file.map_size_ = 0;
+  file.view_ = {};
+#else
+  (void)file, (void)offset, (void)size;
+#endif
+  return m;
+}
+
 Memory::~Memory() {
+#if defined(__linux__)
+  if (file_map_) {
+    munmap(file_map_, file_map_size_);
+    return;
+  }
+#endif
   if (mapped_)
     detail::unmap_large(data_, size_);
   else
     std::free(data_);
 }
 
-Memory::Memory(Memory&& o) noexcept : data_(o.data_), size_(o.size_), mapped_(o.mapped_) {
+Memory::Memory(Memory&& o) noexcept
+    : data_(o.data_), size_(o.size_), mapped_(o.mapped_), file_map_(o.file_map_), file_map_size_(o.file_map_size_) {
   o.data_ = nullptr;
   o.size_ = 0;
   o.mapped_ = false;
+  o.file_map_ = nullptr;
+  o.file_map_size_ = 0;
 }
 
 Memory& Memory::operator=(Memory&& o) noexcept {

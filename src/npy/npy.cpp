@@ -256,6 +256,7 @@ Expected<Mapped> map(const std::string& path) {
   m.dtype = h->dtype;
   m.shape = std::move(h->shape);
   m.data = m.file_.span().subspan(h->data_start);
+  m.data_offset_ = h->data_start;
   return m;
 }
 

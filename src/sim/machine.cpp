@@ -12,6 +12,7 @@
 #include "pe.h"
 #include "plan.h"
 #include "state.h"
+#include "stream.h"
 #include "tile_dma.h"
 
 namespace ane::sim {
@@ -21,13 +22,6 @@ namespace {
 using namespace detail;
 
 std::array<uint32_t, 4> shape_of(const Dims& d) { return {d.g, d.c, d.h, d.w}; }
-
-// An operand bound to its memory: a slot for tile DMA, a result for L2.
-struct BoundOperand {
-  const Operand* op = nullptr;
-  Memory* mem = nullptr;
-  L2View l2;
-};
 
 Expected<BoundOperand> bind_operand(MachineState& st, const Operand& op, const char* what, uint32_t task,
                             std::vector<DmaRecord>* record) {
@@ -76,6 +70,18 @@ void gather(const BoundOperand& b, float* out, bool ftz, bool count, uint64_t& s
           *o++ = fp16_to_float(v);
         }
       }
+}
+
+// A result task `task` leaves in L2, its values still to come.
+L2Result l2_result(const Destination& out, uint32_t task) {
+  L2Result r;
+  r.dims = out.dims;
+  r.task = task;
+  r.channel_stride = out.l2_channel;
+  r.row_stride = out.l2_row;
+  r.group_stride = out.l2_group;
+  r.channels_inner = out.channels_inner;
+  return r;
 }
 
 }  // namespace
@@ -132,6 +138,18 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   }
 
   Workspace ws(st);
+  if (!trace && streamable(p, *a, b ? &*b : nullptr, dst)) {
+    const LutReading* table = lut ? &*lut : nullptr;
+    if (dst) return run_streamed(p, *a, b ? &*b : nullptr, table, opts, ws, index, dst, nullptr);
+    if (Status s = ws.reserve(2 * p.out.dims.elements(), "the result kept in L2", index); !s) return s;
+    L2Result r = l2_result(p.out, index);
+    r.data.resize(p.out.dims.elements());
+    if (Status s = run_streamed(p, *a, b ? &*b : nullptr, table, opts, ws, index, nullptr, r.data.data()); !s)
+      return s;
+    st.l2.put(p.out.l2, std::move(r));
+    st.note_peak();
+    return Ok{};
+  }
   const bool ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
   const bool count = static_cast<bool>(trace);
   uint64_t subnormal_inputs = 0;
@@ -215,13 +233,7 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
       tile_dma_out(*dst, p.out.dma, y.f->data(), opts.numerics, rc, sp);
   } else {
     if (Status s = ws.reserve(2 * p.out.dims.elements(), "the result kept in L2", index); !s) return s;
-    L2Result r;
-    r.dims = p.out.dims;
-    r.task = index;
-    r.channel_stride = p.out.l2_channel;
-    r.row_stride = p.out.l2_row;
-    r.group_stride = p.out.l2_group;
-    r.channels_inner = p.out.channels_inner;
+    L2Result r = l2_result(p.out, index);
     r.data.resize(p.out.dims.elements());
     if (y.wide)
       round_to_fp16(y.d->data(), r.data.size(), r.data.data(), opts.numerics, rc, sp);

@@ -2,6 +2,7 @@
 // and sections, named I/O buffers bound through that table, and the walk
 // over the task chain that decode_tasks validated.
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -54,6 +55,9 @@ struct Simulator::Impl {
   std::vector<Task> tasks;
   std::vector<Buffer> buffers, inputs, outputs;
   std::set<std::string> given;  // inputs set_input filled
+  // Slots an input file may become (Memory::view_of): no section bytes, no
+  // alias, one buffer.
+  std::array<bool, 32> file_slot{};
 
   Expected<BufferLayout> layout(const Buffer& b) const;
   const Buffer* find(const std::string& name, bool inputs_only) const;
@@ -132,6 +136,13 @@ Expected<Simulator> Simulator::create(const Program& program, Options opts) {
     if (s.alias_of >= 0) im.machine.alias_slot(s.index, s.alias_of);
   im.tasks = program.tasks;
   im.buffers = program.buffers;
+  for (const auto& s : program.slots) im.file_slot[s.index] = s.contents.empty() && s.alias_of < 0;
+  for (const auto& s : program.slots)
+    if (s.alias_of >= 0 && s.alias_of < 32) im.file_slot[s.alias_of] = false;
+  std::array<int, 32> buffers_in{};
+  for (const auto& b : im.buffers)
+    if (b.slot >= 0 && b.slot < 32) ++buffers_in[b.slot];
+  for (int k = 0; k < 32; ++k) im.file_slot[k] = im.file_slot[k] && buffers_in[k] == 1;
   for (const auto& b : im.buffers) {
     if (b.direction == BufferDirection::Input) im.inputs.push_back(b);
     if (b.direction == BufferDirection::Output) im.outputs.push_back(b);
@@ -207,6 +218,28 @@ Status Simulator::set_input(const std::string& name, npy::Dtype type, std::span<
     });
   }
   return Ok{};
+}
+
+Status Simulator::set_input(const std::string& name, npy::Mapped& file) {
+  const Buffer* b = impl_->find(name, true);
+  if (b && file.dtype == npy::Dtype::F16 && std::endian::native == std::endian::little) {
+    auto l = impl_->layout(*b);
+    if (!l) return l.error();
+    const uint64_t w = l->nchw[3];
+    const bool dense = l->strides[2] == 2 * w && l->strides[1] == l->nchw[2] * l->strides[2] &&
+                       l->strides[0] == l->nchw[1] * l->strides[1];
+    const uint64_t slot_size = impl_->machine.slot(l->slot)->size();
+    if (dense && l->offset == 0 && impl_->file_slot[l->slot] && file.data.size() == 2 * l->elements &&
+        file.data_offset() % 2 == 0) {
+      Memory view = Memory::view_of(file.file(), file.data_offset(), slot_size);
+      if (!view.empty()) {
+        impl_->machine.set_slot(l->slot, std::move(view));
+        impl_->given.insert(name);
+        return Ok{};
+      }
+    }
+  }
+  return set_input(name, file.dtype, std::as_bytes(file.data));
 }
 
 Status Simulator::check_inputs() const {

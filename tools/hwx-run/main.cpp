@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
                                       shape->nchw[0], shape->nchw[1], shape->nchw[2], shape->nchw[3], need));
       for (int k = 0; k < 4; ++k) nchw[k] = static_cast<uint32_t>(shape->nchw[k]);
     }
-    if (auto st = sim->set_input(name, arr->dtype, std::as_bytes(arr->data)); !st) return fail(file, st.error().str());
+    if (auto st = sim->set_input(name, *arr); !st) return fail(file, st.error().str());
     inputs_json.push_back({{"name", name}, {"file", file}, {"shape", nchw}, {"slot", buf->slot}});
   }
   if (auto st = sim->check_inputs(); !st) return fail(model, st.error().str());
