@@ -30,7 +30,7 @@ Jobs:
                sigmoid, on one row of 512 positions (five units, three tasks, two outputs;
                the widest row hwx-build places in L2 without a spatial split)
 
-usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs a,b] [--pause S]
+usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs a,b] [--pause S] [--keep DIR]
        (a python3 with numpy; BUILD_DIR defaults to build; the anec jobs need ../shared
        next to the repository, or LIBANE_SHARED_DIR)
 """
@@ -324,6 +324,8 @@ def main():
     ap.add_argument("--runs", type=int, default=15, help="timed runs per side (default 15)")
     ap.add_argument("--jobs", default=",".join(JOBS), help="comma-separated, of: " + ", ".join(JOBS))
     ap.add_argument("--pause", type=float, default=0.3, help="seconds of quiet after each run (default 0.3)")
+    ap.add_argument("--keep", metavar="DIR", help="build each job's files in DIR/<job> and keep them (for profiling "
+                    "the printed hwx-run command)")
     args = ap.parse_args()
     unknown = [j for j in args.jobs.split(",") if j not in JOBS]
     if unknown:
@@ -340,6 +342,9 @@ def main():
     for name in args.jobs.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             d = Path(tmp)
+            if args.keep:
+                d = Path(args.keep) / name
+                d.mkdir(parents=True, exist_ok=True)
             try:
                 job = JOBS[name](d, args.build)
             except Skip as e:
@@ -348,6 +353,8 @@ def main():
             if job is None:
                 print(f"{name:12} skipped: the corpus file is not in {SHARED}")
                 continue
+            if args.keep:
+                print(f"{name:12} $ {' '.join(map(str, job.hwx))}")
             timed_process(job.hwx), timed_call(job.numpy_job)  # warm the page cache
             th, tn = [], []
             for _ in range(args.runs):

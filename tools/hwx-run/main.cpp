@@ -1,6 +1,7 @@
 // hwx-run: execute an Apple Neural Engine .hwx program on the register-level
 // simulator and write its outputs as .npy files.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -24,6 +25,16 @@
 namespace {
 
 using nlohmann::ordered_json;
+
+// OpenBLAS's pthread server starts its worker threads when the program loads,
+// and an idle worker spins in sched_yield for 2^28 cycles (about 0.1 s) before
+// it sleeps: on a two-core machine that takes one core from the element-wise
+// units at the start and after every sgemm. 2^4 puts it to sleep at once;
+// waking it for an sgemm costs microseconds. The thread count, and so every
+// sgemm's bits, stay the same. Priority 101 runs this before OpenBLAS's own
+// constructor reads the environment (hwx-run links OpenBLAS statically); a
+// value the user set wins.
+__attribute__((constructor(101))) void quiet_idle_blas_threads() { setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0); }
 
 // Every failure is one line and exit status 2.
 int fail(const std::string& where, const std::string& problem) {
