@@ -20,7 +20,8 @@ threads are still spinning when the other starts. Minimum and median over --runs
 
 Jobs:
   conv_1x8192  a 512 -> 512 1x1 convolution over 8192 positions laid out as one row,
-               input [1,512,1,8192] (8 MiB fp16), random fp16 weights (hwx-build)
+               input [1,512,1,8192] (8 MiB fp16), random fp16 weights (hwx-build: five
+               width pieces sharing one kernel, docs/compiler.md "Width pieces")
   conv_64x128  the same convolution with the positions laid out 64 x 128
   conv3x3      a 3x3 "same" convolution 64 -> 64 on 64 x 64 (numpy: windows + one sgemm)
   tanh         eiln's Apple-compiled tanh kernel on 2560 x 1600 (../shared anec)
@@ -28,7 +29,8 @@ Jobs:
   softmax      eiln's softmax kernel: softmax of each 1600-value row of 2560 rows
   chain        the mlp example scaled up: conv 512 -> 512 + bias + ReLU, + a second input,
                sigmoid, on one row of 512 positions (five units, three tasks, two outputs;
-               the widest row hwx-build places in L2 without a spatial split)
+               the element-wise add on the planar engine keeps it to one row that fits L2
+               whole: its second source cannot be split by width)
 
 usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs a,b] [--pause S] [--keep DIR]
        (a python3 with numpy; BUILD_DIR defaults to build; the anec jobs need ../shared

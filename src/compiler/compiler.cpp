@@ -70,12 +70,11 @@ Expected<CompiledProgram> compile_network(const Network& net, const CompileOptio
   auto plan = compiler::plan_network(net, opts);
   if (!plan) return plan.error();
   std::vector<RegisterImage> images;
-  uint64_t kbase = 0;
+  const std::vector<uint64_t> kbase = compiler::kernel_bases(*plan);
   for (size_t i = 0; i < plan->tasks.size(); ++i) {
-    auto img = compiler::lower_task(net, *plan, i, kbase);
+    auto img = compiler::lower_task(net, *plan, i, kbase[i]);
     if (!img) return img.error();
     images.push_back(std::move(img).value());
-    kbase += plan->tasks[i].kernel.size();
   }
   const std::string ident = opts.ident.empty() ? default_ident(net.path, opts.output_path) : opts.ident;
   auto file = compiler::assemble_container(net, *plan, images, ident);

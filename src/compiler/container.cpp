@@ -85,6 +85,16 @@ uint32_t register_task_offset(uint32_t address) {
 
 }  // namespace
 
+std::vector<uint64_t> kernel_bases(const Plan& plan) {
+  std::vector<uint64_t> bases;
+  uint64_t next = 0;
+  for (const auto& t : plan.tasks) {
+    bases.push_back(t.kernel_owner >= 0 ? bases.at(static_cast<size_t>(t.kernel_owner)) : next);
+    next += t.kernel.size();
+  }
+  return bases;
+}
+
 Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const std::vector<RegisterImage>& images,
                                      const std::string& ident) {
   // ---- __TEXT: tasks, then kernel data at the next 64-byte boundary ----------------------
@@ -92,12 +102,9 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
   for (const auto& img : images) encoded.push_back(encode_task(img, default_stream_layout()));
   const uint64_t text_size = (encoded.size() - 1) * kTaskStride + encoded.back().size();
   const uint64_t const_offset = roundup(text_size, 64);
-  std::vector<uint64_t> kbase;
+  const std::vector<uint64_t> kbase = kernel_bases(plan);
   uint64_t kernel_bytes = 0;
-  for (const auto& t : plan.tasks) {
-    kbase.push_back(kernel_bytes);
-    kernel_bytes += t.kernel.size();
-  }
+  for (const auto& t : plan.tasks) kernel_bytes += t.kernel.size();
   const uint64_t const_size = kernel_bytes ? kernel_bytes : kPage;  // empty __const: one zero page
   const uint64_t text_vmsize = roundup(const_offset + const_size, kPage);
   Bytes text(text_vmsize, 0);

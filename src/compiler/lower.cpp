@@ -64,13 +64,25 @@ Strips tall_strips(const Tensor& t, bool planar) {
   return s;
 }
 
+// A tensor as a width piece of a task sees it: `cols` columns from `col`,
+// the strides still the whole tensor's (cols 0: the whole tensor).
+Tensor piece_of(Tensor t, uint32_t col, uint32_t cols) {
+  if (cols == 0) return t;
+  t.w = cols;
+  t.offset += uint64_t{col} * 2;
+  return t;
+}
+
 struct Ctx {
+  Ctx(const Plan& p, const TaskPlan& task, size_t i, uint64_t kb)
+      : plan(p), t(task), index(i), kbase(kb), src_(piece_of(p.tensors[task.src], task.col, task.cols)),
+        dst_(piece_of(p.tensors[task.dst], task.col, task.cols)) {}
   const Plan& plan;
   const TaskPlan& t;
   size_t index;
   uint64_t kbase;
-  const Tensor& src() const { return plan.tensors[t.src]; }
-  const Tensor& dst() const { return plan.tensors[t.dst]; }
+  const Tensor& src() const { return src_; }
+  const Tensor& dst() const { return dst_; }
   bool last() const { return index + 1 == plan.tasks.size(); }
   // A pass-through or planar-engine task on a tensor taller than one row.
   bool tall() const {
@@ -81,6 +93,14 @@ struct Ctx {
            t.kind == TaskKind::PlanarMin;
   }
   bool reduce() const { return t.kind == TaskKind::PlanarReduce; }
+  // The channels the source side of L2 holds per row (Cin of the registers).
+  uint32_t l2_channels() const {
+    if (t.kind != TaskKind::Conv) return src().c;
+    return t.depthwise ? t.cin : t.group_cin();
+  }
+
+ private:
+  Tensor src_, dst_;
 };
 
 // The fp16 tensor format of every DMA in the samples: FmtMode 1, Truncate 3,
@@ -122,7 +142,7 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   w.set("Header[8].TBase", kTextSlot);
   w.set("Header[8].TBE", !last);
   w.set("Header[8].ENE", engines);
-  if (!c.t.kernel.empty()) {
+  if (c.t.reads_kernel()) {
     w.set("Header[9].KBase0", kConstSlot);
     w.set("Header[9].KBE0", 1);
   }
@@ -131,7 +151,7 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
 void kernel_dma(ImageWriter& w, const Ctx& c) {
   if (c.planar()) return;  // the planar engine reads no kernel data: the block stays 0
   // 0x40 with kernel data, 0x60 with the zero-skipping form (records).
-  if (!c.t.kernel.empty()) w.word("KernelDMASrc.Unk1F800.Value", c.t.sparse ? 0x60 : 0x40);
+  if (c.t.reads_kernel()) w.word("KernelDMASrc.Unk1F800.Value", c.t.sparse ? 0x60 : 0x40);
   for (size_t i = 0; i < 16; ++i) {
     const bool used = i < c.t.lane_offsets.size();
     w.set(fmt::format("KernelDMASrc.CoeffDMAConfig[{}].En", i).c_str(), used);
@@ -293,44 +313,65 @@ void l2_tall(ImageWriter& w, const Ctx& c, uint32_t channels) {
   w.l2("L2.ResultBase.Addr", result);
 }
 
+// L2 rows of a task on one-row tensors: all channels of the row side by
+// side, padded once a row reaches 0x400 bytes (convolutions: the source by
+// 0x30, the result by 0x20; the planar engine: both sources by 0x20; copies
+// never, even at 16384 channels).
+struct FlatRows {
+  uint64_t source = 0, source2 = 0, result = 0;  // bytes (0: not held)
+};
+FlatRows flat_rows(const Ctx& c, uint32_t channels) {
+  FlatRows r;
+  const uint64_t row = channels * c.src().l2_channel_stride();
+  if (c.t.kind == TaskKind::Conv) {
+    const uint64_t out_row = uint64_t{c.t.cout} * c.dst().l2_channel_stride();
+    r.source = row + l2_pad(row, 0x30);
+    r.result = out_row + l2_pad(out_row, 0x20);
+  } else if (c.planar()) {
+    const Tensor& b = c.plan.tensors[c.t.src2];
+    const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
+    r.source = row + l2_pad(row, 0x20);
+    r.source2 = row_b + l2_pad(row_b, 0x20);
+  } else {
+    r.source = row;
+  }
+  return r;
+}
+
 void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
   if (c.tall()) return l2_tall(w, c, channels);
   const Tensor& s = c.src();
   const uint64_t cs = s.l2_channel_stride();
   const uint64_t row = channels * cs;
+  const FlatRows rows = flat_rows(c, channels);
   const bool alias = !c.t.concat_last_piece;
   l2_cfg(w, "SourceCfg", alias, false);
   w.l2("L2.SourceChannelStride.Stride", cs);
   w.word("L2.Unk04814.Value", static_cast<uint32_t>(row));
   w.word("L2.Unk04818.Value", static_cast<uint32_t>(row));
+  w.l2("L2.SourceRowStride.Stride", rows.source);
   if (c.t.kind == TaskKind::Conv) {
     const Tensor& d = c.dst();
-    const uint64_t source_row = row + l2_pad(row, 0x30);
     const uint64_t out_row = uint64_t{c.t.cout} * d.l2_channel_stride();
-    w.l2("L2.SourceRowStride.Stride", source_row);
     l2_cfg(w, "ResultCfg", alias, false);
-    w.l2("L2.ResultBase.Addr", source_row);
+    w.l2("L2.ResultBase.Addr", rows.source);
     w.l2("L2.ConvResultChannelStride.Stride", d.l2_channel_stride());
-    w.l2("L2.ConvResultRowStride.Stride", out_row + l2_pad(out_row, 0x20));
+    w.l2("L2.ConvResultRowStride.Stride", rows.result);
     w.word("L2.Unk04840.Value", static_cast<uint32_t>(out_row));
     w.word("L2.Unk04844.Value", static_cast<uint32_t>(out_row));
   } else if (c.planar()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
-    const uint64_t source_row = row + l2_pad(row, 0x20);
     const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
-    const uint64_t source2_row = row_b + l2_pad(row_b, 0x20);
-    const uint64_t base2 = roundup(source_row, 64);
+    const uint64_t base2 = roundup(rows.source, 64);
     w.set("L2.SourceCfg.Source2Type", 2);  // the second source arrives by tile DMA
-    w.l2("L2.SourceRowStride.Stride", source_row);
     w.l2("L2.Source2Base.Addr", base2);
     w.l2("L2.Source2ChannelStride.Stride", b.l2_channel_stride());
-    w.l2("L2.Source2RowStride.Stride", source2_row);
+    w.l2("L2.Source2RowStride.Stride", rows.source2);
     w.word("L2.Unk04828.Value", static_cast<uint32_t>(row_b));
     w.word("L2.Unk0482C.Value", static_cast<uint32_t>(row_b));
     l2_cfg(w, "ResultCfg", alias, true);
-    w.l2("L2.ResultBase.Addr", base2 + source2_row);
-  } else {  // copies never pad, even at 16384 channels
-    w.l2("L2.SourceRowStride.Stride", row);
+    w.l2("L2.ResultBase.Addr", base2 + rows.source2);
+  } else {
     l2_cfg(w, "ResultCfg", alias, true);
     w.l2("L2.ResultBase.Addr", row);
   }
@@ -395,7 +436,7 @@ void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels, uint32_
 }  // namespace
 
 Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t index, uint64_t kbase) {
-  const Ctx c{plan, plan.tasks[index], index, kbase};
+  const Ctx c(plan, plan.tasks[index], index, kbase);
   ImageWriter w;
   const uint32_t channels = c.src().c;  // pass and planar tasks: Cin = Cout = the source's channels
   const bool conv = c.t.kind == TaskKind::Conv;
@@ -419,6 +460,13 @@ Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t 
     return network_error(net.path, ref, fmt::format("task {}: {}", index, *w.error()));
   }
   return std::move(w.regs);
+}
+
+uint64_t widest_l2_row(const Plan& plan, const TaskPlan& task) {
+  const Ctx c(plan, task, 0, 0);
+  if (c.tall()) return 0;  // strips of each row (l2_tall), never a whole row
+  const FlatRows r = flat_rows(c, c.l2_channels());
+  return std::max({r.source, r.source2, r.result});
 }
 
 }  // namespace ane::compiler

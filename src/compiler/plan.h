@@ -46,6 +46,10 @@ struct TaskPlan {
   uint32_t dst_channel_offset = 0;  // Concat pieces
   bool compiler_copy = false;       // Concat / Reshape copy (DebugLogEvents 0x68)
   bool concat_last_piece = false;   // L2 alias bits cleared
+  // A width piece (plan_pieces.cpp): the task covers columns [col, col + cols)
+  // of its source and result; cols 0 is the whole width.
+  uint32_t col = 0, cols = 0;
+  int kernel_owner = -1;  // a piece after the first reads the first piece's kernel data
 
   // NE
   uint32_t nonlinear = 0;       // 0 none, 1 ReLU, 2 lookup table
@@ -61,7 +65,7 @@ struct TaskPlan {
   uint32_t group_cin() const { return depthwise ? cin : cin / groups; }
   uint32_t group_cout() const { return depthwise ? cout : cout / groups; }
   // Kernel data of this task (conv lanes, or the sigmoid table in lane 0)
-  Bytes kernel;
+  Bytes kernel;  // empty in a piece with a kernel_owner
   std::vector<uint64_t> lane_offsets, lane_sizes;  // inside `kernel`
   bool kernel_is_table = false;
   uint32_t ocg_size = 0;
@@ -70,7 +74,13 @@ struct TaskPlan {
   uint16_t pre_scale = 0x3c00;       // PE.PreScale on the first source (Sub: -1)
   bool reduce_max = false;           // PlanarReduce: max (else sum)
   uint32_t final_scale = 0x3f800000; // PlanarReduce: fp32 1/N for a mean
+
+  bool reads_kernel() const { return !kernel.empty() || kernel_owner >= 0; }
 };
+
+// L2 row strides count 16-byte units in a 17-bit field (L2.SourceRowStride,
+// L2.ConvResultRowStride): the widest row one task can hold.
+constexpr uint64_t kL2RowBytesMax = uint64_t{0x1ffff} * 16;
 
 struct Plan {
   std::vector<Tensor> tensors;
@@ -81,6 +91,14 @@ struct Plan {
 
 // Resolves shapes, placement and the task list (plan.cpp).
 Expected<Plan> plan_network(const Network& net, const CompileOptions& opts);
+
+// Each task's kernel data offset inside __const: the tasks' own kernels back
+// to back; a piece with a kernel_owner gets its owner's (container.cpp).
+std::vector<uint64_t> kernel_bases(const Plan& plan);
+
+// The widest L2 row (source, second source or result) the task's registers
+// would hold, in bytes (lower.cpp, from the same rules that write them).
+uint64_t widest_l2_row(const Plan& plan, const TaskPlan& task);
 
 // Register images of one task (lower_*.cpp). `kbase` is the task's offset of
 // kernel data inside __const.

@@ -225,8 +225,7 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   if (cout >= 4 && cout <= 15)
     ul.notes.push_back("ENE = 1 + ceil(log2(lanes)) for 4..15 output channels is inferred (no sample)");
   if (p.kernel.type == ElementType::Float32) ul.notes.push_back("Float32 weights rounded to fp16, nearest-even");
-  add_task(std::move(t), ul);
-  return Ok{};
+  return add_task_in_pieces(std::move(t), ul, l);
 }
 
 Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
@@ -281,8 +280,7 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
   if (!dst) return dst.error();
   t.dst = *dst;
   add_pass_notes(plan_.tensors[*dst], ul);
-  add_task(std::move(t), ul);
-  return Ok{};
+  return add_task_in_pieces(std::move(t), ul, l);
 }
 
 void Planner::add_pass_notes(const Tensor& t, UnitLowering& ul) {
@@ -423,8 +421,7 @@ Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
     ul.notes.push_back(fmt::format("{} rows: planar-engine blocks of up to 512 x 32 pixels, L2 strips per block "
                                    "(eiln's kernels at 2560x1600; other shapes are inferred)",
                                    rows));
-  add_task(std::move(t), ul);
-  return Ok{};
+  return add_task_in_pieces(std::move(t), ul, l);
 }
 
 // A reduction over each channel's H x W plane (Height and Width, or the one

@@ -51,6 +51,9 @@ class Planner {
   Expected<int> single_source(const Layer& l);
   Status check_channels(const Layer& l, uint32_t c);
   uint32_t add_task(TaskPlan t, UnitLowering& ul);
+  // add_task, or the task's width pieces when one L2 row of it would not fit
+  // (plan_pieces.cpp); refused by name when its columns are not independent.
+  Status add_task_in_pieces(TaskPlan t, UnitLowering& ul, const Layer& l);
   Status plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul);
   Status plan_neuron(const Layer& l, UnitLowering& ul);
   void add_pass_notes(const Tensor& t, UnitLowering& ul);
