@@ -15,6 +15,12 @@ The measure (issue 20):
             that imports numpy and does the job once (the interpreter and numpy included).
             `buffers` is what the program itself holds (hwx-run --json slot_bytes).
 
+In process (a second table, when BUILD_DIR/python holds the module): `libane.run(program,
+inputs)` on float16 arrays already in memory (the program opened once) against the job's
+own numpy text run on the same arrays, its np.load / np.fromfile / np.save answered from
+memory: the same arithmetic, fp16 -> fp32 -> fp16 conversions included, no file I/O on
+either side.
+
 Runs alternate between the sides with a pause after each, so that neither side's BLAS
 threads are still spinning when the other starts. Minimum and median over --runs.
 
@@ -316,6 +322,46 @@ def slot_mib(cmd):
     return json.loads(out.stdout)["slot_bytes"] / 2**20
 
 
+class MemoryNumpy:
+    """numpy, except that load / fromfile return arrays held in memory and save keeps its array."""
+
+    def __init__(self, files):
+        self.files, self.saved = files, {}
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    def load(self, path):
+        return self.files[str(path)]
+
+    def fromfile(self, path, dtype):
+        return self.files[str(path)]
+
+    def save(self, path, array):
+        self.saved[str(path)] = array
+
+
+def in_process_sides(job, libane):
+    """(libane.run on the job's inputs, the job's numpy text on the same arrays), both in memory."""
+    args = [str(a) for a in job.hwx]
+    descriptor = args[args.index("--descriptor") + 1] if "--descriptor" in args else None
+    program = libane.open(args[1], descriptor=descriptor) if descriptor else libane.open(args[1])
+    inputs = {a.split("=", 1)[0]: np.load(a.split("=", 1)[1]) for i, a in enumerate(args) if args[i - 1] == "-i"}
+    files = {str(p): np.load(p) if str(p).endswith(".npy") else np.fromfile(p, dtype=np.float16) for p in job.reads}
+    code = compile(job.numpy_source, "job.py", "exec")
+    d = str(Path(job.reads[0]).parent)
+    return (lambda: libane.run(program, inputs)), (lambda: exec(code, {"np": MemoryNumpy(files), "d": d}))
+
+
+def import_libane(build):
+    sys.path.insert(0, str(Path(build) / "python"))
+    try:
+        import libane
+        return libane
+    except ImportError:
+        return None
+
+
 def stats(xs):
     return min(xs) * 1e3, statistics.median(xs) * 1e3
 
@@ -340,7 +386,8 @@ def main():
     head = (f"{'job':12} {'hwx-run min/med ms':>19} {'numpy min/med ms':>17} {'ratio med (min)':>16} "
             f"{'floor ms':>9} {'hwx/floor':>9} {'hwx-run MiB':>11} {'buffers':>8} {'numpy MiB':>9}")
     print(head)
-    notes = []
+    notes, in_process = [], []
+    libane = import_libane(args.build)
     for name in args.jobs.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             d = Path(tmp)
@@ -375,7 +422,25 @@ def main():
                   flush=True)
             notes.append(f"{name}: floor = read {read * 1e3:.1f} + compute {compute * 1e3:.1f} + write "
                          f"{write * 1e3:.1f} ms ({'; '.join(job.notes)})")
+            if libane:
+                run_libane, run_numpy = in_process_sides(job, libane)
+                run_libane(), run_numpy()  # first calls: lazy imports, page cache
+                tl, tm = [], []
+                for _ in range(args.runs):
+                    tl.append(timed_call(run_libane))
+                    time.sleep(args.pause)
+                    tm.append(timed_call(run_numpy))
+                    time.sleep(args.pause)
+                (l_min, l_med), (m_min, m_med) = stats(tl), stats(tm)
+                in_process.append(f"{name:12} {l_min:8.1f} / {l_med:7.1f} {m_min:9.1f} / {m_med:7.1f} "
+                                  f"{m_med / l_med:9.2f} ({m_min / l_min:4.2f})")
     print("\n" + "\n".join(notes))
+    if libane:
+        print(f"\nin process, arrays in memory (no file I/O):\n{'job':12} {'libane.run min/med ms':>21} "
+              f"{'numpy min/med ms':>19} {'ratio med (min)':>16}")
+        print("\n".join(in_process))
+    else:
+        print(f"\nin process: skipped (no libane module in {args.build}/python)")
 
 
 if __name__ == "__main__":
