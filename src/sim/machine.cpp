@@ -13,6 +13,7 @@
 #include "plan.h"
 #include "state.h"
 #include "stream.h"
+#include "stream_conv.h"
 #include "tile_dma.h"
 
 namespace ane::sim {
@@ -153,6 +154,21 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   const bool ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
   const bool count = static_cast<bool>(trace);
   uint64_t subnormal_inputs = 0;
+  // The weight matrix and bias of a convolution, as fp32.
+  auto conv_matrices = [&]() -> Expected<std::pair<Buf<float>*, Buf<float>*>> {
+    auto w = ws.floats(p.ne.outputs() * p.ne.reduction(), "the weight matrix", index);
+    if (!w) return w.error();
+    auto bias = ws.floats(p.ne.bias ? p.ne.outputs() : 0, "the bias vector", index);
+    if (!bias) return bias.error();
+    if (Status s = conv_weights(lanes, p, opts, (*w)->data(), (*bias)->data(), subnormal_inputs, index); !s)
+      return s.error();
+    return std::pair{*w, *bias};
+  };
+  if (!trace && conv_streamable(p, *a, dst, opts)) {
+    auto m = conv_matrices();
+    if (!m) return m.error();
+    return run_conv_streamed(p, *a, m->first->data(), p.ne.bias ? m->second->data() : nullptr, opts, ws, index, dst);
+  }
   auto x = ws.floats(p.a.dims.elements(), "the first source", index);
   if (!x) return x.error();
   gather(*a, (*x)->data(), ftz, count, subnormal_inputs);
@@ -210,15 +226,10 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     }
     if (Status s = ne_pass(src, p, lut ? &*lut : nullptr, opts, ws, index, y, rec.notes); !s) return s;
   } else {
-    auto w = ws.floats(p.ne.outputs() * p.ne.reduction(), "the weight matrix", index);
-    if (!w) return w.error();
-    auto bias = ws.floats(p.ne.bias ? p.ne.outputs() : 0, "the bias vector", index);
-    if (!bias) return bias.error();
-    if (Status s = conv_weights(lanes, p, opts, (*w)->data(), (*bias)->data(), subnormal_inputs, index);
-        !s)
-      return s;
-    if (Status s = ne_conv(**x, **w, p.ne.bias ? (*bias)->data() : nullptr, p, lut ? &*lut : nullptr, opts, ws,
-                           index, y, rec.notes);
+    auto m = conv_matrices();
+    if (!m) return m.error();
+    if (Status s = ne_conv(**x, *m->first, p.ne.bias ? m->second->data() : nullptr, p, lut ? &*lut : nullptr, opts,
+                           ws, index, y, rec.notes);
         !s)
       return s;
   }

@@ -1,0 +1,156 @@
+// Large pointwise convolutions run streamed by blocks of pixels
+// (src/sim/stream_conv.h) unless a trace asks for per-task statistics, which
+// the whole-tensor path gives. Both must write the same bits under every
+// numerics option it takes (bias=after-round falls back to the whole path),
+// on shapes whose blocks cut rows, with and without bias and ReLU; and the
+// streamed run must hold less than the whole path's fp32 copies.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ane/fp16.h"
+#include "ane/sim.h"
+#include "compile_net.h"
+#include "plist_builder.h"
+#include "support.h"
+
+namespace ane {
+namespace {
+
+using namespace test::pl;
+
+struct ConvShape {
+  int cin, cout, h, w;
+  bool bias_relu;
+  int k = 1, stride = 1, pad = 0;     // a k x k window (kw = 1, kh = 9: the column kernel)
+  bool column = false;
+};
+
+std::vector<uint16_t> random_fp16(size_t n, double lo, double hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) x = double_to_fp16(u(rng));
+  return v;
+}
+
+void append_fp16(Bytes& b, const std::vector<uint16_t>& v) {
+  for (uint16_t x : v) {
+    b.push_back(static_cast<uint8_t>(x));
+    b.push_back(static_cast<uint8_t>(x >> 8));
+  }
+}
+
+// A 1x1 convolution (+ GOC bias + ReLU, fused into its one task).
+Expected<Program> compile_conv(const ConvShape& s, test::TempDir& dir) {
+  Net n;
+  n.inputs = {{"x", input(s.cin, s.w, s.h)}};
+  const int kw = s.column ? 1 : s.k, kh = s.column ? 9 : s.k;
+  Dict params = with(with(conv_params(), "KernelWidth", integer(kw)), "KernelHeight", integer(kh));
+  params = with(params, "Step", array({integer(s.stride), integer(s.stride)}));
+  for (const char* side : {"PadTop", "PadBot", "PadLeft", "PadRight"})
+    if (s.pad) params = with(params, side, integer(s.pad));
+  n.units = {{"conv", conv("x", s.cout, params)}};
+  std::string last = "conv";
+  Bytes weights;
+  append_fp16(weights, random_fp16(size_t(s.cin) * s.cout * kw * kh, -0.1, 0.1, 3));
+  if (s.bias_relu) {
+    n.units.push_back({"bias", unit("conv", "GOC", {{"BiasScaleGroupData",
+                                                      dict({{"BiasCount", integer(s.cout)},
+                                                            {"BiasIndex", integer(0)},
+                                                            {"BiasOffset", integer(int64_t(weights.size()))},
+                                                            {"BiasType", str("Float16")}})}})});
+    append_fp16(weights, random_fp16(size_t(s.cout), -0.5, 0.5, 4));
+    n.units.push_back({"relu", unit("bias", "Neuron", {{"Type", str("ReLU")}})});
+    last = "relu";
+  }
+  n.outputs = {{"y@output", output(last)}};
+  n.weights = {"w.weights"};
+  test::write_bytes(dir.file("w.weights"), weights);
+  return test::compile_net(n, dir);
+}
+
+struct Outcome {
+  std::vector<uint16_t> out;
+  uint64_t peak = 0;
+};
+
+Outcome run(const Program& p, const std::vector<uint16_t>& x, const ConvShape& s, bool traced,
+        const sim::Options& o) {
+  auto sim = sim::Simulator::create(p, o);
+  EXPECT_TRUE(sim.ok()) << (sim ? "" : sim.error().str());
+  if (!sim) return {};
+  sim::Tensor t;
+  t.nchw = {1, uint32_t(s.cin), uint32_t(s.h), uint32_t(s.w)};
+  t.data = x;
+  EXPECT_TRUE(sim->set_input("x", t).ok());
+  sim::TraceHook hook;
+  if (traced) hook = [](const sim::TraceRecord&) {};
+  auto st = sim->run(hook);
+  EXPECT_TRUE(st.ok()) << (st ? "" : st.error().str());
+  Outcome r;
+  r.peak = sim->machine().peak_bytes();
+  auto out = sim->read_buffer("y@output");
+  EXPECT_TRUE(out.ok());
+  if (out) r.out = out->data;
+  return r;
+}
+
+std::vector<sim::Options> every_numerics() {
+  // The accumulator and product options always take the whole-tensor path
+  // (conv_streamable), as bias=after-round does; the slow ones are left out.
+  std::vector<sim::Options> all(4);
+  all[1].numerics.subnormals = sim::Numerics::Subnormals::FlushToZero;
+  all[2].numerics.overflow = sim::Numerics::Overflow::Saturate;
+  all[3].numerics.bias = sim::Numerics::BiasPoint::AfterRound;
+  return all;
+}
+
+TEST(SimStreamConv, BlocksOfPixelsGiveTheWholeTensorPathsBits) {
+  const ConvShape shapes[] = {
+      {512, 512, 1, 1536, false},  // blocks of 512 pixels, the last 1024
+      {512, 512, 16, 130, true},   // blocks cut rows; bias and ReLU
+      {64, 48, 97, 131, false},    // 4672-pixel blocks over 12707 pixels, cout not a power of two
+      {2048, 16, 1, 448, false},   // 192-pixel blocks, a wide reduction
+      {64, 64, 64, 64, false, 3, 1, 1},   // 3x3 "same": bands of 12 rows, padding at both ends
+      {32, 64, 90, 70, true, 3, 1, 1},    // bands that cut the input unevenly; bias and ReLU
+      {64, 16, 67, 61, false, 3, 2, 1},   // stride 2 (the zero-skipping kernel form)
+      {48, 32, 80, 50, false, 3, 1, 0},   // no padding: the output is smaller than the input
+  };
+  for (const ConvShape& s : shapes) {
+    SCOPED_TRACE(fmt::format("{} -> {} on {}x{}, {}x{} window, stride {}, pad {}{}", s.cin, s.cout, s.h, s.w, s.k,
+                             s.k, s.stride, s.pad, s.bias_relu ? " + bias + relu" : ""));
+    test::TempDir dir;
+    auto p = compile_conv(s, dir);
+    ASSERT_TRUE(p.ok()) << p.error().str();
+    ASSERT_EQ(p->tasks.size(), 1u);
+    auto x = random_fp16(size_t(s.cin) * s.h * s.w, -2, 2, 5);
+    // Edges: subnormals, overflow-prone values, NaN.
+    for (size_t i = 0; i < x.size(); i += 101) x[i] = static_cast<uint16_t>(0x0001 + i % 0x3ff);
+    for (size_t i = 7; i < x.size(); i += 4999) x[i] = 0x7bff;
+    x[x.size() / 2] = 0x7e00;
+    for (const auto& o : every_numerics()) {
+      const Outcome streamed = run(*p, x, s, false, o), whole = run(*p, x, s, true, o);
+      ASSERT_EQ(streamed.out.size(), whole.out.size());
+      ASSERT_FALSE(streamed.out.empty());
+      ASSERT_TRUE(streamed.out == whole.out) << "options: " << fmt::format("{}", fmt::join(sim::describe_options(o), " "));
+    }
+    // Streamed, the task holds two blocks' worth of fp32 (at most 2 x 2 MiB)
+    // and the input rows under one, instead of fp32 copies of its whole input,
+    // windows and result.
+    const Outcome streamed = run(*p, x, s, false, {}), whole = run(*p, x, s, true, {});
+    const uint64_t out_pixels = streamed.out.size() / s.cout;
+    const uint64_t windows = s.k == 1 && !s.column ? 0 : uint64_t(s.cin) * (s.column ? 9 : s.k * s.k) * out_pixels;
+    const uint64_t fp32_copies = (uint64_t(s.cin) * s.h * s.w + windows + uint64_t(s.cout) * out_pixels) * 4;
+    EXPECT_LE(streamed.peak + fp32_copies, whole.peak + (uint64_t{5} << 20)) << streamed.peak << " vs " << whole.peak;
+    // ... which on the larger shapes is most of what the whole path holds.
+    if (fp32_copies >= (uint64_t{8} << 20))
+      EXPECT_GE(whole.peak, streamed.peak + fp32_copies / 2) << streamed.peak << " vs " << whole.peak;
+  }
+}
+
+}  // namespace
+}  // namespace ane
