@@ -48,6 +48,33 @@ TEST(IoPath, MemoryStartsAsZerosAtEverySize) {
   }
 }
 
+TEST(IoPath, ARegionGivenBackIsReusedAsZeros) {
+  // A freed slot memory's region serves the next one of its length (the
+  // process keeps it mapped), and the new one still starts as zeros.
+  const size_t size = (size_t{3} << 20) + 5;
+  const uint8_t* first = nullptr;
+  {
+    Memory m(size);
+    std::memset(m.data(), 0xa5, size);
+    first = m.data();
+  }
+  Memory again(size);
+  EXPECT_EQ(again.data(), first) << "the region was not reused";
+  EXPECT_TRUE(all_zero(again));
+  // A smaller one of the same 2 MiB-rounded length: zeros over its own size.
+  std::memset(again.data(), 0x5a, size);
+  again = Memory(size - 1000);  // gives the 0x5a region back
+  Memory shorter(size - 1000);
+  EXPECT_TRUE(all_zero(shorter));
+  // Past the cache's bound (64 MiB) regions are unmapped, not kept: many
+  // large ones in turn stay correct.
+  for (int i = 0; i < 6; ++i) {
+    Memory big(size_t{40} << 20);
+    EXPECT_EQ(big[(size_t{40} << 20) - 1], 0);
+    big[0] = 1;
+  }
+}
+
 TEST(IoPath, MemoryFromBytesCopiesThenZeroFills) {
   const Bytes src = {1, 2, 3, 4, 5};
   Memory m(src, 300000);

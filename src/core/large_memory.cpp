@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "ane/bytes.h"
 #include "ane/memory.h"
@@ -20,14 +22,58 @@ namespace detail {
 namespace {
 constexpr size_t kHuge = size_t{2} << 20;
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+
+// Regions unmap_large gives back are kept, up to kCacheBytes, for the next
+// map_large of the same length: a process that runs one program after
+// another (libane.run in a loop) would otherwise fault in and zero every
+// slot and buffer afresh, which on virtual machines costs far more than
+// clearing memory that is already mapped.
+constexpr size_t kCacheBytes = size_t{64} << 20;
+struct RegionCache {
+  std::mutex lock;
+  std::vector<std::pair<void*, size_t>> regions;  // (start, length)
+  size_t bytes = 0;
+};
+RegionCache& region_cache() {
+  static RegionCache* cache = new RegionCache;  // never destroyed: unmap_large may run at exit
+  return *cache;
+}
+
+void* take_cached(size_t length) {
+  RegionCache& c = region_cache();
+  std::lock_guard<std::mutex> hold(c.lock);
+  for (size_t i = 0; i < c.regions.size(); ++i)
+    if (c.regions[i].second == length) {
+      void* p = c.regions[i].first;
+      c.regions.erase(c.regions.begin() + static_cast<ptrdiff_t>(i));
+      c.bytes -= length;
+      return p;
+    }
+  return nullptr;
+}
+
+bool keep_cached(void* p, size_t length) {
+  RegionCache& c = region_cache();
+  std::lock_guard<std::mutex> hold(c.lock);
+  if (c.bytes + length > kCacheBytes) return false;
+  c.regions.emplace_back(p, length);
+  c.bytes += length;
+  return true;
+}
+
 }  // namespace
 
-void* map_large(size_t bytes) {
+void* map_large(size_t bytes, bool zero) {
 #if defined(__linux__)
+  const size_t length = round_up(bytes, kHuge);
+  if (void* p = take_cached(length)) {
+    if (zero) std::memset(p, 0, bytes);
+    return p;
+  }
   // Over-map by one huge page, then trim to a 2 MiB aligned range: THP can
   // back only aligned 2 MiB pieces, so an unaligned block would fault its
   // ends 4 KiB at a time.
-  const size_t length = round_up(bytes, kHuge);
   void* raw = mmap(nullptr, length + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const auto start = reinterpret_cast<uintptr_t>(raw), aligned = round_up(start, kHuge);
@@ -39,6 +85,7 @@ void* map_large(size_t bytes) {
 #endif
   return reinterpret_cast<void*>(aligned);
 #else
+  (void)zero;
   return std::calloc(bytes, 1);
 #endif
 }
@@ -46,7 +93,8 @@ void* map_large(size_t bytes) {
 void unmap_large(void* p, size_t bytes) {
   if (!p) return;
 #if defined(__linux__)
-  munmap(p, round_up(bytes, kHuge));
+  const size_t length = round_up(bytes, kHuge);
+  if (!keep_cached(p, length)) munmap(p, length);
 #else
   std::free(p);
 #endif

@@ -14,9 +14,10 @@ namespace ane::detail {
 // Buffers of at least this many bytes are mapped; smaller ones use the heap.
 constexpr size_t kLargeBytes = size_t{256} << 10;
 
-// `bytes` of zeros, 2 MiB aligned and advised for huge pages; nullptr when
-// the system refuses. Free with unmap_large(p, bytes).
-void* map_large(size_t bytes);
+// `bytes` of zeros (of anything when `zero` is false: a region given back
+// earlier is reused as it is), 2 MiB aligned and advised for huge pages;
+// nullptr when the system refuses. Free with unmap_large(p, bytes).
+void* map_large(size_t bytes, bool zero = true);
 void unmap_large(void* p, size_t bytes);
 
 // A vector allocator that maps large blocks (map_large) and leaves new
@@ -35,7 +36,7 @@ struct LargeAllocator {
   T* allocate(size_t n) {
     if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
     if (n * sizeof(T) >= kLargeBytes) {
-      if (void* p = map_large(n * sizeof(T))) return static_cast<T*>(p);
+      if (void* p = map_large(n * sizeof(T), false)) return static_cast<T*>(p);
       throw std::bad_alloc();
     }
     return static_cast<T*>(::operator new(n * sizeof(T)));

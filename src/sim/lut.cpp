@@ -59,7 +59,7 @@ double origin_of(const LutReading& r) {
 }
 
 double interpolate(const LutReading& r, double u) {
-  const double p = (u - origin_of(r)) * std::ldexp(1.0, r.log2_inv_step);
+  const double p = (u - r.origin) * r.inv_step;
   if (p < 0) return r.left_slope * u + r.left_intercept;
   if (p > kNodes - 1) return r.right_slope * u + r.right_intercept;
   int i = static_cast<int>(std::floor(p));
@@ -92,6 +92,8 @@ Expected<LutReading> read_lut(const LutTable& t, uint32_t task) {
   }
   r.log2_inv_step = static_cast<int16_t>(t[kStepSlot]);
   if (r.log2_inv_step < -15 || r.log2_inv_step > 64) return bad_slot(t, kStepSlot, "grid step", task);
+  r.inv_step = std::ldexp(1.0, r.log2_inv_step);
+  r.origin = origin_of(r);
   for (int i = kFirstUnused; i < kLutSlots; ++i)
     if (t[i]) return bad_slot(t, i, "a slot no table uses", task);
   for (int i = 0; i < kFirstNode + kNodes + 4; ++i)
@@ -170,7 +172,7 @@ double lut_ideal_sigmoid(double x) {
 
 bool lut_at_node(const LutReading& r, double x) {
   if (r.transform != T::Centred && r.transform != T::Plain) return false;
-  const double p = (x - origin_of(r)) * std::ldexp(1.0, r.log2_inv_step);
+  const double p = (x - r.origin) * r.inv_step;
   return p >= 0 && p <= kNodes - 1 && p == std::floor(p);
 }
 

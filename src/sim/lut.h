@@ -35,6 +35,9 @@ struct LutReading {
   bool abs_input = false;      // 0x40
   bool odd = false;            // 0x20
   int log2_inv_step = 0;       // slot 41
+  // Derived by read_lut: 2^log2_inv_step and where the grid starts (per
+  // transform), so that a value's reading needs no ldexp of constants.
+  double inv_step = 1, origin = 0;
   double lo = 0, hi = 0, below = 0, above = 0;
   std::array<double, 33> nodes{};
   double left_slope = 0, left_intercept = 0, right_slope = 0, right_intercept = 0;

@@ -23,23 +23,34 @@ constexpr uint64_t kBlockFloats = uint64_t{1} << 19;
 constexpr double kMinBlockMacs = double(uint64_t{1} << 21);
 
 // How a task's output pixels are cut: pointwise convolutions in ranges of
-// `pixels` pixels over the whole plane, windowed ones in bands of `rows`
-// output rows (a band's windows need the input rows under it). A last block
-// takes what is left when less than two blocks remain.
+// pixels over the whole plane (a multiple of kBlockAlign), windowed ones in
+// bands of output rows (a band's windows need the input rows under it).
+// Blocks of `per` units (pixels or rows), the last one `last`; a last block
+// too small for the MAC bound joins the one before it.
 struct Blocks {
-  uint64_t pixels = 0;  // pixels per block (windowed: rows x Wout)
-  uint32_t rows = 0;    // windowed: output rows per block
+  uint64_t unit = 1;    // pixels per unit: 1, or Wout for rows
+  uint64_t per = 0, count = 0, last = 0;
+  uint64_t pixels(uint64_t k) const { return (k + 1 == count ? last : per) * unit; }
+  uint64_t most() const { return std::max(per, last) * unit; }
 };
 
+double macs(const NePlan& ne, uint64_t pixels) { return double(ne.reduction()) * ne.cout * double(pixels); }
+
 Blocks blocks_of(const NePlan& ne, const Dims& out) {
-  const uint64_t red = ne.reduction();
-  const uint64_t nb = std::max(kBlockFloats / (red + ne.cout) / kBlockAlign * kBlockAlign, kBlockAlign);
   Blocks b;
-  if (ne.conv.pointwise()) {
-    b.pixels = nb;
-  } else {
-    b.rows = static_cast<uint32_t>(std::max<uint64_t>(1, nb / out.w));
-    b.pixels = uint64_t{b.rows} * out.w;
+  const bool rows = !ne.conv.pointwise();
+  b.unit = rows ? out.w : 1;
+  const uint64_t total = rows ? out.h : uint64_t{out.h} * out.w;
+  const uint64_t align = rows ? 1 : kBlockAlign;
+  const uint64_t target = std::max<uint64_t>(1, kBlockFloats / (ne.reduction() + ne.cout) / b.unit);
+  const uint64_t count = std::max<uint64_t>(1, total / target);
+  b.per = (total + count - 1) / count;
+  b.per = (b.per + align - 1) / align * align;
+  b.count = (total + b.per - 1) / b.per;
+  b.last = total - (b.count - 1) * b.per;
+  if (b.count >= 2 && macs(ne, b.last * b.unit) < kMinBlockMacs) {
+    b.count -= 1;
+    b.last += b.per;
   }
   return b;
 }
@@ -89,7 +100,7 @@ bool conv_streamable(const TaskPlan& p, const BoundOperand& a, const Memory* dst
   const TensorDma& t = p.out.dma;
   if (dst == a.mem && t.base < in.dma.end() && in.dma.base < t.end()) return false;
   const Blocks b = blocks_of(ne, od);
-  return uint64_t{od.h} * od.w >= 2 * b.pixels && double(ne.reduction()) * ne.cout * double(b.pixels) >= kMinBlockMacs;
+  return b.count >= 2 && macs(ne, std::min(b.per, b.last) * b.unit) >= kMinBlockMacs;
 }
 
 Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* w, const float* bias,
@@ -100,11 +111,11 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
   const uint64_t red = ne.reduction();
   const Dims& d = p.out.dims;
   const Dims& di = p.a.dims;
-  const uint64_t hw = uint64_t{d.h} * d.w;
   const Blocks blocks = blocks_of(ne, d);
-  const uint64_t most = 2 * blocks.pixels;  // the largest block
+  const uint64_t most = blocks.most();
   // Windowed: the input rows under the largest band, all channels.
-  const uint64_t band_rows = g.pointwise() ? 0 : std::min<uint64_t>(di.h, (2 * uint64_t{blocks.rows} - 1) * g.sy + g.kh);
+  const uint64_t band_rows =
+      g.pointwise() ? 0 : std::min<uint64_t>(di.h, (most / d.w - 1) * g.sy + g.kh);
   auto xb = ws.floats(red * most, "a block of the convolution's input", task);
   if (!xb) return xb.error();
   auto yb = ws.floats(uint64_t{cout} * most, "a block of the convolution's result", task);
@@ -119,8 +130,8 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
   float* x = (*xb)->data();
   float* y = (*yb)->data();
 
-  for (uint64_t p0 = 0; p0 < hw;) {
-    const uint64_t n = hw - p0 < most ? hw - p0 : blocks.pixels;
+  for (uint64_t k = 0, p0 = 0; k < blocks.count; ++k) {
+    const uint64_t n = blocks.pixels(k);
     if (g.pointwise()) {
       // Channel ic's pixels at x[ic * n].
       on_two_threads(
