@@ -19,6 +19,8 @@ namespace {
 constexpr uint64_t kBlockAlign = 64;
 // The fp32 input (or window) and result blocks together: about 2 MiB.
 constexpr uint64_t kBlockFloats = uint64_t{1} << 19;
+// Values of a block's input or result below which one thread converts them.
+constexpr uint64_t kSplitValues = uint64_t{1} << 17;
 // OpenBLAS's small-matrix kernel takes M x N x K <= 10^6; every block stays above this.
 constexpr double kMinBlockMacs = double(uint64_t{1} << 21);
 
@@ -132,6 +134,8 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
 
   for (uint64_t k = 0, p0 = 0; k < blocks.count; ++k) {
     const uint64_t n = blocks.pixels(k);
+    // Both cores for the conversions only when a block is worth a thread's start.
+    const uint64_t split_from = uint64_t{std::max(cin, cout)} * n >= kSplitValues ? 2 : UINT64_MAX;
     if (g.pointwise()) {
       // Channel ic's pixels at x[ic * n].
       on_two_threads(
@@ -144,7 +148,7 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
                             x + ic * n + at);
               });
           },
-          2);
+          split_from);
     } else {
       // Output rows [r0, r1) read input rows [b0, b1); the band starts at b0,
       // so its windows use the padding that is left above it.
@@ -163,7 +167,7 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
                 load_floats(src + ic * in.plane + r * in.row, di.w, ftz, bits.data(),
                             bx + (ic * (b1 - b0) + (r - b0)) * di.w);
           },
-          2);
+          split_from);
       ConvGeometry band_g = g;
       band_g.py = static_cast<uint32_t>(int64_t(b0) - top);
       gather_windows(bx, cin, static_cast<uint32_t>(b1 - b0), di.w, band_g, r1 - r0, d.w, x);
@@ -186,7 +190,7 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
             });
           }
         },
-        2);
+        split_from);
     p0 += n;
   }
   return Ok{};
