@@ -5,6 +5,8 @@
 // is first written, and then it is faulted in 2 MiB at a time instead of 4 KiB
 // (on a virtual machine each fault costs microseconds; an 8 MiB tensor in
 // 4 KiB pages is 2,048 of them). Small buffers come from the heap, zeroed.
+// A large buffer given back is kept mapped (up to 64 MiB in all) for the next
+// one of the same rounded length, which then starts as zeros again.
 #pragma once
 
 #include <cstddef>
@@ -51,5 +53,9 @@ class Memory {
   void* file_map_ = nullptr;  // view_of: the whole mapping, unmapped at the end
   size_t file_map_size_ = 0;
 };
+
+// Unmaps the large buffers kept for reuse, returning their memory to the
+// system (a long-lived process done with simulating).
+void release_cached_memory();
 
 }  // namespace ane

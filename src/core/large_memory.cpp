@@ -64,6 +64,16 @@ bool keep_cached(void* p, size_t length) {
 
 }  // namespace
 
+void drop_cached_regions() {
+  RegionCache& c = region_cache();
+  std::lock_guard<std::mutex> hold(c.lock);
+#if defined(__linux__)
+  for (const auto& [p, length] : c.regions) munmap(p, length);
+#endif
+  c.regions.clear();
+  c.bytes = 0;
+}
+
 void* map_large(size_t bytes, bool zero) {
 #if defined(__linux__)
   const size_t length = round_up(bytes, kHuge);
@@ -101,6 +111,8 @@ void unmap_large(void* p, size_t bytes) {
 }
 
 }  // namespace detail
+
+void release_cached_memory() { detail::drop_cached_regions(); }
 
 Memory::Memory(size_t size) : size_(size) {
   if (size == 0) return;

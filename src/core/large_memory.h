@@ -19,6 +19,8 @@ constexpr size_t kLargeBytes = size_t{256} << 10;
 // nullptr when the system refuses. Free with unmap_large(p, bytes).
 void* map_large(size_t bytes, bool zero = true);
 void unmap_large(void* p, size_t bytes);
+// Unmaps the regions unmap_large kept for reuse (up to 64 MiB).
+void drop_cached_regions();
 
 // A vector allocator that maps large blocks (map_large) and leaves new
 // elements uninitialised: resize() costs no pass over the memory.
