@@ -14,6 +14,7 @@
 #include "ane/dump.h"
 #include "ane/fp16.h"
 #include "ane/hwx.h"
+#include "ane/memory.h"
 #include "ane/network.h"
 #include "ane/program.h"
 #include "ane/registers.h"
@@ -376,5 +377,11 @@ PYBIND11_MODULE(libane, m) {
         "  lut=linear|ideal); assume: assumptions to turn on, e.g. ['A3'].\n"
         "Returns a dict output name -> float16 array [N,C,H,W]. With trace=True returns\n"
         "(outputs, records): one dict per task with the fields of hwx-run --json's 'tasks'\n"
-        "entries and 'line', the text hwx-run --trace prints. Runs without holding the GIL.");
+        "entries and 'line', the text hwx-run --trace prints. Runs without holding the GIL.\n"
+        "Large buffers a run gives back stay mapped (up to 64 MiB) for the next run, which\n"
+        "then starts without faulting them in; release_cached_memory() returns them.");
+  m.def("release_cached_memory", &ane::release_cached_memory,
+        "release_cached_memory() -> None\n\n"
+        "Returns to the system the large buffers that earlier runs left mapped for reuse\n"
+        "(at most 64 MiB). For a long-lived process that is done simulating.");
 }

@@ -144,3 +144,37 @@ def test_runs_in_threads_agree(mlp_hwx):
         t.join()
     for r in results:
         assert r is not None and all(np.array_equal(r[k], want[k]) for k in want)
+
+
+TANH_WIDE = """<?xml version="1.0" encoding="UTF-8"?>
+<plist version="1.0"><dict>
+<key>Networks</key><array><string>net</string></array>
+<key>net</key><dict>
+<key>Inputs</key><array><string>x</string></array>
+<key>Outputs</key><array><string>y@output</string></array>
+<key>Units</key><array><string>y</string></array>
+<key>x</key><dict><key>InputChannels</key><integer>64</integer><key>InputHeight</key><integer>1</integer>
+<key>InputWidth</key><integer>8192</integer><key>InputType</key><string>Float16</string></dict>
+<key>y</key><dict><key>Bottom</key><string>x</string><key>Type</key><string>Neuron</string>
+<key>Params</key><dict><key>Type</key><string>Tanh</string></dict></dict>
+<key>y@output</key><dict><key>Bottom</key><string>y</string></dict>
+</dict></dict></plist>
+"""
+
+
+def test_reused_buffers_carry_nothing_between_runs(tmp_path):
+    """1 MiB buffers stay mapped from run to run: a run after another one (or after
+    release_cached_memory) must give exactly what a first run gives."""
+    plist = tmp_path / "net.plist"
+    plist.write_text(TANH_WIDE)
+    p = libane.compile(str(plist))
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-3, 3, (1, 64, 1, 8192)).astype(np.float16)
+    b = rng.uniform(-3, 3, (1, 64, 1, 8192)).astype(np.float16)
+    first_a = libane.run(p, {"x": a})["y@output"]
+    first_b = libane.run(p, {"x": b})["y@output"]
+    assert not np.array_equal(first_a, first_b)
+    assert np.array_equal(libane.run(p, {"x": a})["y@output"], first_a)
+    libane.release_cached_memory()
+    assert np.array_equal(libane.run(p, {"x": b})["y@output"], first_b)
+    np.testing.assert_allclose(first_a.astype(np.float32), np.tanh(a.astype(np.float32)), atol=3e-3)
