@@ -105,9 +105,9 @@ struct Tensor {
 
 // ---- trace ----------------------------------------------------------------------
 struct DmaRecord {
-  std::string unit;  // "TileDMASrc", "TileDMASrc2", "KernelDMA", "TileDMADst"
-  int slot = -1;
-  uint64_t begin = 0, end = 0;  // byte range inside the slot
+  std::string unit;  // "TileDMASrc", "TileDMASrc2", "KernelDMA", "TileDMADst", or "L2"
+  int slot = -1;     // -1 for "L2": an L2 result read or kept, not slot memory
+  uint64_t begin = 0, end = 0;  // byte range inside the slot (L2: L2 addresses)
   int lane = -1;                // kernel DMA lane (KernelDMA records only)
 };
 
