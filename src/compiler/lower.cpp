@@ -448,7 +448,7 @@ Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t 
   kernel_dma(w, c);
   common(w, c, conv && c.t.depthwise ? c.t.cin : cin, conv && c.t.depthwise ? c.t.cout : cout, engines);
   tile_dma_src(w, c, conv ? c.t.cin : cin, conv && !c.t.depthwise ? cin : (conv ? c.t.cin : cin));
-  l2(w, c, conv && c.t.depthwise ? c.t.cin : cin);
+  l2(w, c, c.l2_channels());
   planar_engine(w, c);
   neural_engine(w, c);
   const uint32_t dst_channels = conv ? c.t.cout : c.dst().c;

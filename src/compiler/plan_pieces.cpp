@@ -47,19 +47,14 @@ Status Planner::add_task_in_pieces(TaskPlan t, UnitLowering& ul, const Layer& l)
   if (!columns_independent)
     return too_wide("only 1x1 stride-1 convolutions and neural-engine pass-throughs are split by width");
   const uint32_t width = dst.w;
+  TaskPlan rest = t;  // the later pieces (and the probe of each split): no kernel bytes of their own
+  rest.kernel.clear();
   for (uint32_t n = 2; n <= ceil_div(width, kPieceAlign); ++n) {
     const uint32_t cols = ceil_div(ceil_div(width, n), kPieceAlign) * kPieceAlign;
     if (uint64_t{cols} * (n - 1) >= width) continue;
     const uint32_t last = width - cols * (n - 1);
     if (cols < kPieceMinColumns || last < kPieceMinColumns) continue;
-    TaskPlan probe;
-    probe.kind = t.kind;
-    probe.src = t.src;
-    probe.dst = t.dst;
-    probe.cin = t.cin;
-    probe.cout = t.cout;
-    probe.groups = t.groups;
-    probe.depthwise = t.depthwise;
+    TaskPlan probe = rest;
     probe.cols = cols;
     if (widest_l2_row(plan_, probe) > kL2RowBytesMax) continue;
 
@@ -67,8 +62,6 @@ Status Planner::add_task_in_pieces(TaskPlan t, UnitLowering& ul, const Layer& l)
                                    "columns needs {:#x} bytes of L2, the row-stride fields hold {:#x}; the pieces "
                                    "share the first one's kernel data (libane's rule, no Apple-compiled sample)",
                                    n, cols, last, width, widest, kL2RowBytesMax));
-    TaskPlan rest = t;  // the later pieces: no kernel bytes of their own
-    rest.kernel.clear();
     t.cols = cols;
     const auto first = static_cast<int>(add_task(std::move(t), ul));
     for (uint32_t k = 1; k < n; ++k) {

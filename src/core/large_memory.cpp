@@ -23,7 +23,6 @@ namespace {
 constexpr size_t kHuge = size_t{2} << 20;
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-
 // Regions unmap_large gives back are kept, up to kCacheBytes, for the next
 // map_large of the same length: a process that runs one program after
 // another (libane.run in a loop) would otherwise fault in and zero every

@@ -16,9 +16,6 @@ namespace ane::sim::detail {
 
 namespace {
 
-inline float relu(float v) { return (v > 0 || v != v) ? v : 0.0f; }
-inline double relu(double v) { return (v > 0 || v != v) ? v : 0.0; }
-
 // Copies fp32 values into a fp64 buffer (exact), charged to the workspace.
 Status widen(Values& v, Workspace& ws, uint32_t task) {
   if (v.wide) return Ok{};

@@ -55,6 +55,10 @@ inline float fp16_proxy(double v) {
   return fp16_to_float(double_to_fp16(v));
 }
 
+// The ReLU nonlinearity (NonlinearMode 1): max(x, 0), NaN stays NaN.
+inline float relu(float v) { return (v > 0 || v != v) ? v : 0.0f; }
+inline double relu(double v) { return (v > 0 || v != v) ? v : 0.0; }
+
 // Input-side subnormal handling (inputs and weights): counts, and flushes
 // to a signed zero under subnormal=ftz.
 inline uint16_t load_fp16_bits(uint16_t h, bool ftz, uint64_t& subnormals) {

@@ -1,4 +1,4 @@
-// Streamed pointwise convolutions (stream_conv.h).
+// Streamed convolutions (stream_conv.h).
 #include "stream_conv.h"
 
 #include <algorithm>
@@ -70,17 +70,6 @@ void for_runs(uint64_t p0, uint64_t n, uint32_t width, Fn fn) {
   }
 }
 
-inline float relu(float v) { return (v > 0 || v != v) ? v : 0.0f; }  // as ne.cpp's post stage
-
-// fp16 values from memory as machine.cpp's gather reads them (tile_dma_in).
-void load_floats(const uint8_t* src, uint64_t n, bool ftz, uint16_t* bits, float* out) {
-  std::memcpy(bits, src, 2 * n);
-  uint64_t ignored = 0;
-  if (ftz)
-    for (uint64_t i = 0; i < n; ++i) bits[i] = load_fp16_bits(bits[i], true, ignored);
-  fp16_to_float_n(bits, out, n);
-}
-
 }  // namespace
 
 bool conv_streamable(const TaskPlan& p, const BoundOperand& a, const Memory* dst, const Options& opts) {
@@ -141,11 +130,11 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
       on_two_threads(
           cin,
           [&](uint64_t c0, uint64_t c1) {
-            std::vector<uint16_t> bits(n);
+            uint64_t ignored = 0;  // subnormal counts feed trace notes only
             for (uint64_t ic = c0; ic < c1; ++ic)
               for_runs(p0, n, d.w, [&](uint64_t h, uint32_t w0, uint32_t len, uint64_t at) {
-                load_floats(src + ic * in.plane + h * in.row + 2 * uint64_t{w0}, len, ftz, bits.data(),
-                            x + ic * n + at);
+                fp16_row_in(src + ic * in.plane + h * in.row + 2 * uint64_t{w0}, len, x + ic * n + at, ftz, false,
+                            ignored);
               });
           },
           split_from);
@@ -161,11 +150,11 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
       on_two_threads(
           cin,
           [&](uint64_t c0, uint64_t c1) {
-            std::vector<uint16_t> bits(di.w);
+            uint64_t ignored = 0;
             for (uint64_t ic = c0; ic < c1; ++ic)
               for (uint64_t r = b0; r < b1; ++r)
-                load_floats(src + ic * in.plane + r * in.row, di.w, ftz, bits.data(),
-                            bx + (ic * (b1 - b0) + (r - b0)) * di.w);
+                fp16_row_in(src + ic * in.plane + r * in.row, di.w, bx + (ic * (b1 - b0) + (r - b0)) * di.w, ftz,
+                            false, ignored);
           },
           split_from);
       ConvGeometry band_g = g;

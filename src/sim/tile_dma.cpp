@@ -19,28 +19,22 @@ Expected<Memory*> tile_dma_bind(MachineState& st, const TensorDma& t, bool write
   return mem;
 }
 
+void fp16_row_in(const uint8_t* row, uint64_t n, float* out, bool ftz, bool count, uint64_t& subnormals) {
+  if (!ftz && !count) {
+    fp16_to_float_n(row, out, n);  // the hot path: F16C where available
+    return;
+  }
+  for (uint64_t w = 0; w < n; ++w) out[w] = fp16_to_float(load_fp16_bits(load_u16(row + 2 * w), ftz, subnormals));
+}
+
 void tile_dma_in(const Memory& mem, const TensorDma& t, float* out, bool ftz, bool count,
                  uint64_t& subnormals) {
   const uint8_t* base = mem.data() + t.base;
   const Dims& d = t.dims;
-  uint64_t sub = 0;
   for (uint64_t r = 0; r < uint64_t{d.g} * d.c * d.h; ++r) {
     const uint64_t h = r % d.h, c = r / d.h % d.c, g = r / (uint64_t{d.h} * d.c);
-    const uint8_t* row = base + g * t.group + c * t.plane + h * t.row;
-    float* o = out + r * d.w;
-    if (!ftz && !count) {
-      fp16_to_float_n(row, o, d.w);  // the hot path: F16C where available
-      continue;
-    }
-    for (uint32_t w = 0; w < d.w; ++w) {
-      uint16_t v = load_u16(row + 2 * uint64_t{w});
-      const bool is_sub = (v & 0x7c00u) == 0 && (v & 0x03ffu) != 0;
-      sub += is_sub;
-      if (ftz && is_sub) v &= 0x8000u;
-      o[w] = fp16_to_float(v);
-    }
+    fp16_row_in(base + g * t.group + c * t.plane + h * t.row, d.w, out + r * d.w, ftz, count, subnormals);
   }
-  subnormals += sub;
 }
 
 void OutputStats::add(uint16_t h) {

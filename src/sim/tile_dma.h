@@ -19,6 +19,10 @@ namespace ane::sim::detail {
 Expected<Memory*> tile_dma_bind(MachineState& st, const TensorDma& t, bool write, uint32_t task,
                                               std::vector<DmaRecord>* record);
 
+// n fp16 values from `row` (bytes, any alignment) as fp32: tile_dma_in's
+// conversion of one row, for callers that walk rows themselves.
+void fp16_row_in(const uint8_t* row, uint64_t n, float* out, bool ftz, bool count, uint64_t& subnormals);
+
 // Gathers t into out[g][c][h][w] (dense fp32). Row padding is never read.
 // With `count` (tracing) or `ftz`, counts subnormal inputs into `subnormals`;
 // under subnormal=ftz they become signed zeros.
