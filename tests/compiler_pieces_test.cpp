@@ -5,7 +5,6 @@
 // results are checked against tests/reference, written apart from the
 // simulator, and the shared kernel against a compile of one piece's width.
 #include <cmath>
-#include <random>
 
 #include <gtest/gtest.h>
 
@@ -46,23 +45,6 @@ Expected<CompiledProgram> compile_in(test::TempDir& dir, const Net& net, const B
   auto n = load_network(dir.file("net.plist"));
   if (!n) return n.error();
   return compile_network(*n);
-}
-
-std::vector<uint16_t> random_fp16(size_t count, double lo, double hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<uint16_t> v(count);
-  for (auto& x : v) x = double_to_fp16(u(rng));
-  return v;
-}
-
-Bytes bytes_of(const std::vector<uint16_t>& v) {
-  Bytes b;
-  for (uint16_t x : v) {
-    b.push_back(static_cast<uint8_t>(x));
-    b.push_back(static_cast<uint8_t>(x >> 8));
-  }
-  return b;
 }
 
 uint32_t reg(const CompiledProgram& p, size_t task, const char* field) {
@@ -106,10 +88,10 @@ TEST(WidthPieces, ConvTooWideForOneL2RowBecomesThreePiecesSharingOneKernel) {
 }
 
 TEST(WidthPieces, SplitConvComputesEveryColumn) {
-  const auto w = random_fp16(size_t{kCin} * kCout, -0.05, 0.05, 11);
-  const auto x = random_fp16(size_t{kCin} * kWidth, -1, 1, 12);
+  const auto w = test::uniform_fp16(size_t{kCin} * kCout, -0.05, 0.05, 11);
+  const auto x = test::uniform_fp16(size_t{kCin} * kWidth, -1, 1, 12);
   test::TempDir dir;
-  test::write_bytes(dir.file("w.weights"), bytes_of(w));
+  test::write_bytes(dir.file("w.weights"), test::fp16_le_bytes(w));
   auto p = test::compile_net(conv_row(kWidth), dir);
   ASSERT_TRUE(p.ok()) << p.error().str();
   ASSERT_EQ(p->tasks.size(), 3u);

@@ -18,12 +18,7 @@ namespace {
 using namespace test::pl;
 
 Bytes fp16_bytes(std::initializer_list<uint16_t> bits) {
-  Bytes b;
-  for (uint16_t v : bits) {
-    b.push_back(static_cast<uint8_t>(v));
-    b.push_back(static_cast<uint8_t>(v >> 8));
-  }
-  return b;
+  return test::fp16_le_bytes(std::span<const uint16_t>(bits.begin(), bits.size()));
 }
 Bytes fp32_bytes(std::initializer_list<float> values) {
   Bytes b;

@@ -71,15 +71,6 @@ bool version_field(const std::string& name) {
   return false;
 }
 
-Bytes fp16_file(const std::vector<uint16_t>& v) {
-  Bytes b;
-  for (uint16_t h : v) {
-    b.push_back(static_cast<uint8_t>(h));
-    b.push_back(static_cast<uint8_t>(h >> 8));
-  }
-  return b;
-}
-
 // The record's program as a network plist.
 Net network_of(const oracle::ConvRecord& c) {
   Net n;
@@ -123,8 +114,8 @@ TEST_P(OracleBuild, HwxBuildWritesTheRecordsTask) {
   test::TempDir dir;
   const Net net = network_of(c);
   test::write_text(dir.file("net.plist"), net.xml());
-  test::write_bytes(dir.file("w.weights"), fp16_file(k->weights));
-  if (c.bias) test::write_bytes(dir.file("b.weights"), fp16_file(k->bias));
+  test::write_bytes(dir.file("w.weights"), test::fp16_le_bytes(k->weights));
+  if (c.bias) test::write_bytes(dir.file("b.weights"), test::fp16_le_bytes(k->bias));
   auto n = load_network(dir.file("net.plist"));
   ASSERT_TRUE(n.ok()) << n.error().str();
   auto built = compile_network(*n);

@@ -4,8 +4,6 @@
 // numerics option it takes (bias=after-round falls back to the whole path),
 // on shapes whose blocks cut rows, with and without bias and ReLU; and the
 // streamed run must hold less than the whole path's fp32 copies.
-#include <random>
-
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -29,22 +27,7 @@ struct ConvShape {
   bool column = false;
 };
 
-std::vector<uint16_t> random_fp16(size_t n, double lo, double hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) x = double_to_fp16(u(rng));
-  return v;
-}
-
-void append_fp16(Bytes& b, const std::vector<uint16_t>& v) {
-  for (uint16_t x : v) {
-    b.push_back(static_cast<uint8_t>(x));
-    b.push_back(static_cast<uint8_t>(x >> 8));
-  }
-}
-
-// A 1x1 convolution (+ GOC bias + ReLU, fused into its one task).
+// A convolution of the shape's window (+ GOC bias + ReLU, fused into its one task).
 Expected<Program> compile_conv(const ConvShape& s, test::TempDir& dir) {
   Net n;
   n.inputs = {{"x", input(s.cin, s.w, s.h)}};
@@ -55,15 +38,15 @@ Expected<Program> compile_conv(const ConvShape& s, test::TempDir& dir) {
     if (s.pad) params = with(params, side, integer(s.pad));
   n.units = {{"conv", conv("x", s.cout, params)}};
   std::string last = "conv";
-  Bytes weights;
-  append_fp16(weights, random_fp16(size_t(s.cin) * s.cout * kw * kh, -0.1, 0.1, 3));
+  Bytes weights = test::fp16_le_bytes(test::uniform_fp16(size_t(s.cin) * s.cout * kw * kh, -0.1, 0.1, 3));
   if (s.bias_relu) {
     n.units.push_back({"bias", unit("conv", "GOC", {{"BiasScaleGroupData",
                                                       dict({{"BiasCount", integer(s.cout)},
                                                             {"BiasIndex", integer(0)},
                                                             {"BiasOffset", integer(int64_t(weights.size()))},
                                                             {"BiasType", str("Float16")}})}})});
-    append_fp16(weights, random_fp16(size_t(s.cout), -0.5, 0.5, 4));
+    const Bytes bias = test::fp16_le_bytes(test::uniform_fp16(size_t(s.cout), -0.5, 0.5, 4));
+    weights.insert(weights.end(), bias.begin(), bias.end());
     n.units.push_back({"relu", unit("bias", "Neuron", {{"Type", str("ReLU")}})});
     last = "relu";
   }
@@ -127,7 +110,7 @@ TEST(SimStreamConv, BlocksOfPixelsGiveTheWholeTensorPathsBits) {
     auto p = compile_conv(s, dir);
     ASSERT_TRUE(p.ok()) << p.error().str();
     ASSERT_EQ(p->tasks.size(), 1u);
-    auto x = random_fp16(size_t(s.cin) * s.h * s.w, -2, 2, 5);
+    auto x = test::uniform_fp16(size_t(s.cin) * s.h * s.w, -2, 2, 5);
     // Edges: subnormals, overflow-prone values, NaN.
     for (size_t i = 0; i < x.size(); i += 101) x[i] = static_cast<uint16_t>(0x0001 + i % 0x3ff);
     for (size_t i = 7; i < x.size(); i += 4999) x[i] = 0x7bff;
@@ -148,8 +131,9 @@ TEST(SimStreamConv, BlocksOfPixelsGiveTheWholeTensorPathsBits) {
     EXPECT_LE(streamed.peak + fp32_copies, whole.peak + (uint64_t{5} << 20)) << streamed.peak << " vs " << whole.peak;
     EXPECT_LT(streamed.peak, whole.peak) << "not streamed";
     // ... which on the larger shapes is most of what the whole path holds.
-    if (fp32_copies >= (uint64_t{8} << 20))
+    if (fp32_copies >= (uint64_t{8} << 20)) {
       EXPECT_GE(whole.peak, streamed.peak + fp32_copies / 2) << streamed.peak << " vs " << whole.peak;
+    }
   }
 }
 

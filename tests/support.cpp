@@ -1,10 +1,13 @@
 #include "support.h"
 
+#include "ane/fp16.h"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +89,24 @@ void write_text(const std::string& path, const std::string& text) {
 void write_bytes(const std::string& path, const Bytes& bytes) {
   auto s = ane::write_file(path, bytes);
   if (!s) ADD_FAILURE() << path << ": " << s.error().str();
+}
+
+std::vector<uint16_t> uniform_fp16(size_t count, double lo, double hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<uint16_t> v(count);
+  for (auto& x : v) x = double_to_fp16(u(rng));
+  return v;
+}
+
+Bytes fp16_le_bytes(std::span<const uint16_t> values) {
+  Bytes b;
+  b.reserve(2 * values.size());
+  for (uint16_t h : values) {
+    b.push_back(static_cast<uint8_t>(h));
+    b.push_back(static_cast<uint8_t>(h >> 8));
+  }
+  return b;
 }
 
 }  // namespace ane::test

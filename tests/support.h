@@ -2,6 +2,8 @@
 // behaves when it is missing (skip visibly; fail when CI=true).
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,12 @@ struct TempDir {
 // Writes text or bytes to a file; fails the test when it cannot.
 void write_text(const std::string& path, const std::string& text);
 void write_bytes(const std::string& path, const Bytes& bytes);
+
+// `count` fp16 values of doubles drawn uniformly from [lo, hi) (mt19937 with `seed`),
+// rounded to nearest even.
+std::vector<uint16_t> uniform_fp16(size_t count, double lo, double hi, uint32_t seed);
+// fp16 values as the little-endian bytes of a weight file or slot.
+Bytes fp16_le_bytes(std::span<const uint16_t> values);
 
 }  // namespace ane::test
 
