@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ane/hwx.h"
+#include "ane/sha256.h"
 #include "ane/program.h"
 #include "ane/task.h"
 #include "packed_fixture.h"
@@ -21,13 +22,7 @@ namespace {
 
 using packed::Fixture;
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& info) {
-  const std::filesystem::path p(info.param);
-  std::string n = p.parent_path().filename().string() + "_" + p.stem().string();
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-}
+std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
 
 class PackedRecord : public ::testing::TestWithParam<std::string> {
  protected:
@@ -132,6 +127,23 @@ TEST_P(PackedRecord, ReencodesToTheSameBytes) {
   }
 }
 
+// The sections the assembled file holds are the record's: a section whose
+// nonzero words the record lists (a lookup table) or that is all zero hashes
+// to the record's SHA-256.
+TEST_P(PackedRecord, SectionsHashToTheRecords) {
+  auto hwx = read_hwx(bytes_);
+  ASSERT_TRUE(hwx.ok()) << hwx.error().str();
+  auto check = [&](const char* segment, const char* section, const packed::Section& want,
+                   const std::map<uint32_t, double>& words) {
+    if (!want.present || (want.nonzero != 0 && words.empty())) return;  // bytes unknown: hash only
+    const auto* s = hwx->find_section(segment, section);
+    ASSERT_NE(s, nullptr) << segment << "," << section;
+    EXPECT_EQ(sha256_hex(hwx->section_data(*s)), want.sha256) << segment << "," << section;
+  };
+  check("__TEXT", "__const", fx_.constant, fx_.constant_fp16);
+  check("__KERN_0", "__kern_0", fx_.kernel, fx_.kernel_fp16);
+}
+
 // The program descriptor and the tensors: sizes, shapes and strides from the
 // flavor-3 descriptors, each surface bound to the descriptor entry a tag names.
 TEST_P(PackedRecord, BuffersAndSlotsFromTheDescriptors) {
@@ -171,24 +183,37 @@ TEST_P(PackedRecord, NamedFieldsAgreeWithTheRecord) {
     pos = comma + 1;
   }
   ASSERT_EQ(nchw.size(), 4u);
+  // A program of several tasks (real_div, pow) computes through intermediate
+  // tensors whose sizes are not the MIL tensors': its records are judged by
+  // running them (sim_generations_test.cpp).
+  if (p->tasks.size() > 1) GTEST_SKIP() << p->tasks.size() << " tasks";
   const Task& t = p->tasks.back();  // the task that writes the result
+  auto written = [&](const char* name) {
+    const FieldInfo* f = t.regs.database().find(name);
+    return f && t.regs.field_written(*f);
+  };
   auto field = [&](const char* name) -> uint32_t {
     auto v = t.regs.get(name);
     EXPECT_TRUE(v.ok()) << name << " is not named on " << fx_.target;
-    const FieldInfo* f = t.regs.database().find(name);
-    EXPECT_TRUE(f && t.regs.field_written(*f)) << name << " is not written";
+    EXPECT_TRUE(written(name)) << name << " is not written";
     return v.ok() ? *v : ~0u;
   };
   EXPECT_EQ(field("Common.InDim.Win"), nchw[3]);
   EXPECT_EQ(field("Common.InDim.Hin"), nchw[2]);
-  EXPECT_EQ(field("Common.Cin.Cin"), nchw[1]);
   EXPECT_EQ(field("Common.OutDim.Wout"), nchw[3]);
   EXPECT_EQ(field("Common.OutDim.Hout"), nchw[2]);
-  EXPECT_EQ(field("Common.Cout.Cout"), nchw[1]);
+  // The records leave Cin and Cout unwritten at 16 channels, and only there
+  // (H14's 1x16x1x1 and 1x16x128x128 records; 1, 3, 64 ... 4096 are written).
+  for (const char* channels : {"Common.Cin.Cin", "Common.Cout.Cout"}) {
+    if (written(channels))
+      EXPECT_EQ(field(channels), nchw[1]) << channels;
+    else
+      EXPECT_EQ(nchw[1], 16u) << channels << " unwritten";
+  }
   // Tile DMA strides are bytes / 64; the descriptors give them in bytes.
   const auto& in = fx_.tensors.front();
   const auto& out = fx_.tensors.back();
-  EXPECT_EQ(uint64_t{field("TileDMADst.PlaneStride.PlaneStride")} * 64, out.strides[1]);
+  if (nchw[1] > 1) EXPECT_EQ(uint64_t{field("TileDMADst.PlaneStride.PlaneStride")} * 64, out.strides[1]);
   if (nchw[2] > 1) EXPECT_EQ(uint64_t{field("TileDMASrc.PlaneStride.PlaneStride")} * 64, in.strides[1]);
   if (nchw[2] > 1) EXPECT_EQ(uint64_t{field("TileDMASrc.RowStride.Stride")} * 64, in.strides[2]);
 
@@ -224,13 +249,14 @@ TEST_P(PackedRecord, NamedFieldsAgreeWithTheRecord) {
     ASSERT_TRUE(kPeOps.count(op)) << op;
     EXPECT_EQ(field("PE.Cfg.OpMode"), kPeOps.at(op).first);
     EXPECT_EQ(field("PE.Cfg.SecSrc"), kPeOps.at(op).second);
-    // Both operands and the result sit in L2 one after another, H rows of
-    // SourceRowStride each (bytes / 16).
+    // Both operands and the result are staged in L2 one after another, H
+    // rows of SourceRowStride each (bytes / 16), each channel's W values on
+    // whole 16-byte lines.
     const uint32_t row = field("L2.SourceRowStride.Stride");
     EXPECT_EQ(field("L2.Source2RowStride.Stride"), row);
-    EXPECT_EQ(field("L2.Source2Base.Addr"), nchw[2] * row);
-    EXPECT_EQ(field("L2.ResultBase.Addr"), 2 * nchw[2] * row);
-    EXPECT_EQ(field("L2.SourceChannelStride.Stride") * 16, 16u) << "one 16-byte line per channel";
+    EXPECT_GE(field("L2.Source2Base.Addr"), nchw[2] * row);
+    EXPECT_GE(field("L2.ResultBase.Addr"), field("L2.Source2Base.Addr") + nchw[2] * row);
+    EXPECT_EQ(field("L2.SourceChannelStride.Stride") * 16, (2 * nchw[3] + 15) / 16 * 16) << "whole 16-byte lines";
   } else if (fx_.family == "unary" && op == "sigmoid") {
     EXPECT_EQ(field("Common.Cfg.TaskType"), 0u) << "an NE task";
     EXPECT_EQ(field("NE.MACCfg.NonlinearMode"), 2u) << "a lookup-table activation";

@@ -1,5 +1,7 @@
 #include "packed_fixture.h"
 
+#include "reference/torch_ops.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -142,13 +144,27 @@ Expected<Fixture> load(const std::string& path) {
       }
     } else if (kind == "end") {
       ended = true;
-    } else if (kind != "fp16" && kind != "chunk" && kind != "task_section") {
+    } else if (kind == "fp16") {
+      std::string which;
+      s >> which;
+      if (which != "const" && which != "kernel") return bad("fp16 wants const or kernel");
+      auto& words = which == "const" ? f.constant_fp16 : f.kernel_fp16;
+      for (const auto& [index, value] : key_values(s)) words[static_cast<uint32_t>(num(index))] = std::stod(value);
+    } else if (kind != "chunk" && kind != "task_section") {
       return bad("unknown line kind '" + kind + "'");
     }
   }
   if (!ended) return make_error(fmt::format("{}: no 'end' line (truncated?)", path));
   if (f.target.empty() || f.tasks.empty()) return make_error(fmt::format("{}: no target or no tasks", path));
   return f;
+}
+
+std::string test_name(const std::string& path) {
+  const std::filesystem::path p(path);
+  std::string n = p.parent_path().filename().string() + "_" + p.stem().string();
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
 }
 
 std::vector<std::string> fixture_files() {
@@ -392,7 +408,18 @@ Bytes assemble_hwx(const Fixture& f) {
   out.resize(std::max<uint64_t>(file_end, f.hwx_bytes), 0);
   const Bytes text = text_bytes(f);
   std::copy(text.begin(), text.end(), out.begin() + kTextOff);
-  (void)kern_off;  // section bytes beyond the text are unknown (hashes only): zeros
+  // Section bytes: the nonzero fp16 words where the record lists them (small
+  // sections: lookup tables), zeros otherwise (only hashes are known).
+  auto put_fp16 = [&](uint64_t off, const std::map<uint32_t, double>& words, uint64_t size) {
+    for (const auto& [index, value] : words) {
+      if (2 * uint64_t{index} + 2 > size) continue;  // a slip: the section's hash test fails
+      const uint16_t h = ref::torch::to_fp16(value);
+      out[off + 2 * index] = static_cast<uint8_t>(h);
+      out[off + 2 * index + 1] = static_cast<uint8_t>(h >> 8);
+    }
+  };
+  put_fp16(const_off, f.constant_fp16, f.constant.size);
+  if (f.kernel.present) put_fp16(kern_off, f.kernel_fp16, f.kernel.size);
   return out;
 }
 

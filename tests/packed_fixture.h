@@ -51,6 +51,9 @@ struct Fixture {
   std::map<std::string, std::string> params, weights;
   uint64_t hwx_bytes = 0;
   Section constant, kernel;
+  // The sections' nonzero fp16 words by index ("fp16 const|kernel" lines:
+  // records list them for sections of at most 256 bytes).
+  std::map<uint32_t, double> constant_fp16, kernel_fp16;
   uint32_t command_size = 0, task_count = 0, text_words = 0;
   uint64_t text_address = 0, constant_address = 0;
   std::vector<uint64_t> resources;
@@ -67,6 +70,8 @@ struct Fixture {
 Expected<Fixture> load(const std::string& path);
 // Every *.fx under tests/fixtures/oracles/h14 .. h18, sorted.
 std::vector<std::string> fixture_files();
+// "h14_binary_add_1x64x8x8": a fixture's test name (generation and case).
+std::string test_name(const std::string& path);
 
 // The record header rule, written from the shared docs: the register
 // addresses a header names (burst: a run; masked: the base plus one word per

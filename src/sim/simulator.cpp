@@ -20,6 +20,7 @@
 #include "ane/sim.h"
 #include "ane/task.h"
 #include "numerics.h"
+#include "packed_view.h"
 #include "state.h"
 
 namespace ane::sim {
@@ -52,7 +53,9 @@ struct BufferLayout {
 
 struct Simulator::Impl {
   Machine machine;
-  std::vector<Task> tasks;
+  std::vector<Task> tasks;  // H14 - H18: their H13 views (packed_view.h)
+  bool packed = false;
+  std::vector<std::vector<std::string>> view_notes, view_traced;  // per task, packed only
   std::vector<Buffer> buffers, inputs, outputs;
   std::set<std::string> given;  // inputs set_input filled
   // Slots an input file may become (Memory::view_of): no section bytes, no
@@ -109,7 +112,8 @@ Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 Expected<Simulator> Simulator::create(const Program& program, Options opts) {
-  if (program.generation != Generation::H13) return make_error(not_simulated_message(program.generation));
+  const bool packed = generation_info(program.generation).format == TaskFormat::Packed;
+  if (program.generation != Generation::H13 && !packed) return make_error(not_simulated_message(program.generation));
   if (program.slots.empty())
     return make_error(program.hwx ? "no program descriptor (LC_THREAD flavor 1): the file has no slot table"
                                   : "the program binds no memory slots");
@@ -135,6 +139,19 @@ Expected<Simulator> Simulator::create(const Program& program, Options opts) {
   for (const auto& s : program.slots)
     if (s.alias_of >= 0) im.machine.alias_slot(s.index, s.alias_of);
   im.tasks = program.tasks;
+  im.packed = packed;
+  if (packed) {
+    // Each task as the H13 registers of the same computation, decided before
+    // any input is bound: a task the view cannot account for refuses here.
+    detail::EarlierWrites earlier;
+    for (Task& t : im.tasks) {
+      auto view = detail::packed_view(program, t, earlier);
+      if (!view) return view.error();
+      t.regs = std::move(view->h13);
+      im.view_notes.push_back(std::move(view->notes));
+      im.view_traced.push_back(std::move(view->traced));
+    }
+  }
   im.buffers = program.buffers;
   for (const auto& s : program.slots) im.file_slot[s.index] = s.contents.empty() && s.alias_of < 0;
   for (const auto& s : program.slots)
@@ -327,9 +344,23 @@ Status check_unwritten(const Task& task) {
 
 Status Simulator::run(const TraceHook& trace) {
   impl_->machine.clear_l2();  // nothing carries over from an earlier run
-  for (const Task& task : impl_->tasks) {
-    if (Status s = check_unwritten(task); !s) return s;
-    if (Status s = impl_->machine.run_task(task.regs, task.index, task.text_offset, trace); !s) return s;
+  for (size_t k = 0; k < impl_->tasks.size(); ++k) {
+    const Task& task = impl_->tasks[k];
+    if (!impl_->packed) {
+      if (Status s = check_unwritten(task); !s) return s;
+      if (Status s = impl_->machine.run_task(task.regs, task.index, task.text_offset, trace); !s) return s;
+      continue;
+    }
+    // A view's trace carries the rules it relied on and the words it set aside.
+    TraceHook with_view;
+    if (trace)
+      with_view = [&](const TraceRecord& r) {
+        TraceRecord c = r;
+        c.notes.insert(c.notes.end(), impl_->view_notes[k].begin(), impl_->view_notes[k].end());
+        c.traced.insert(c.traced.end(), impl_->view_traced[k].begin(), impl_->view_traced[k].end());
+        trace(c);
+      };
+    if (Status s = impl_->machine.run_task(task.regs, task.index, task.text_offset, with_view); !s) return s;
   }
   return Ok{};
 }

@@ -1,0 +1,345 @@
+// H14 - H18 tasks as H13 register images (packed_view.h). The rules and
+// their evidence are in docs/simulator.md, "Other generations"; the records
+// they come from are transcribed under tests/fixtures/oracles/h14 .. h18.
+#include "packed_view.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ane/generation.h"
+
+namespace ane::sim::detail {
+
+namespace {
+
+const RegisterDatabase& h13() { return RegisterDatabase::h13(); }
+
+// Where a named field's H13 namesake is called something else.
+std::string h13_name(const FieldInfo& f) {
+  // H15 - H18 give the second source a config word of its own; H13 and H14
+  // keep its type in SourceCfg.Source2Type.
+  if (f.name == "L2.Source2Cfg.SourceType") return "L2.SourceCfg.Source2Type";
+  return f.name;
+}
+
+// Fields a task must write: no rule says what they hold otherwise.
+constexpr const char* kMustWrite[] = {"Common.Cfg.TaskType", "Common.InDim.Win",   "Common.InDim.Hin",
+                                      "Common.Cin.Cin",      "Common.Cout.Cout",   "Common.OutDim.Wout",
+                                      "Common.OutDim.Hout",  "L2.SourceCfg.SourceType", "L2.ResultCfg.ResultType"};
+
+// H13 fields no H14 - H18 element-wise or activation record writes, and the
+// value the program's own arithmetic needs them to hold: Apple's compiler
+// leaves them unwritten in programs that compute exactly the MIL operation
+// (an fp16 add of two [1,64,8,8] tensors is one group, no window, fp16
+// formats, unit scales). Taking them so is rule U1 (docs/simulator.md).
+struct Inert {
+  const char* field;
+  uint32_t value;
+};
+constexpr Inert kInert[] = {
+    {"Common.InDepth.Din", 1},         {"Common.OutDepth.Dout", 1},         {"Common.ChCfg.InFmt", 2},
+    {"Common.ChCfg.Src2InFmt", 2},     {"Common.ChCfg.OutFmt", 2},          {"Common.ConvCfg.Kw", 1},
+    {"Common.ConvCfg.Kh", 1},          {"Common.ConvCfg.Sx", 1},            {"Common.ConvCfg.Sy", 1},
+    {"Common.ConvCfg.Ox", 1},          {"Common.ConvCfg.Oy", 1},            {"Common.GroupConvCfg.NumGroups", 1},
+    {"Common.GroupConvCfg.UnicastCin", 1},
+};
+// The planar engine's, for planar-engine tasks only (a neural-engine task
+// leaves the planar engine idle, its words zero, as on H13).
+constexpr Inert kInertPe[] = {
+    {"PE.BiasScale.Scale", 0x3c00}, {"PE.PreScale.PreScale", 0x3c00}, {"PE.FinalScale.FinalScale", 0x3f800000}};
+constexpr const char* kInertNote =
+    "U1: unwritten registers taken as the element-wise program needs them (fp16, one group, no window, unit PE "
+    "scales, no broadcast)";
+
+// The tensors a task reads and writes: each base address is a relocated
+// record naming the program-descriptor entry (the slot), as H13's header
+// names slots in Header[8].
+struct Binding {
+  const char* base;  // the generation's field, H13's name
+  const char* slot;  // H13 header fields
+  const char* enable;
+};
+constexpr Binding kBindings[] = {
+    {"TileDMASrc.BaseAddr.Addr", "Header[8].RBase0", "Header[8].RBE0"},
+    {"TileDMASrc.Src2BaseAddr.Addr", "Header[8].RBase1", "Header[8].RBE1"},
+    {"TileDMADst.BaseAddr.Addr", "Header[8].WBase", "Header[8].WBE"},
+};
+
+// Written words, or the parts of them no named field covers, with no effect
+// on the values computed. Bits in `any` may hold anything (their role is
+// known: cache hints, scheduling, task identity); the rest must equal
+// `fixed`, the value every record shows, where the meaning is unknown.
+enum class Layouts : uint8_t { H14_15, H16_18, All };
+struct Harmless {
+  Block block;
+  uint32_t offset;  // from the block base
+  Layouts on;
+  uint32_t any, fixed;
+  const char* why;
+};
+constexpr uint32_t kAll = 0xffffffffu;
+constexpr Harmless kHarmless[] = {
+    // DMA-config words: bit 0 is the named En; the rest are H13's cache hints.
+    {Block::TileDMASrc, 0x00, Layouts::All, kAll, 0, "DMA cache hints"},
+    {Block::TileDMASrc, 0x04, Layouts::All, kAll, 0, "DMA cache hints"},
+    {Block::TileDMADst, 0x00, Layouts::All, kAll, 0, "DMA cache hints"},
+    {Block::TileDMASrc, 0x08, Layouts::All, 0, 0xce, "unknown, 0xce in every record"},
+    {Block::TileDMASrc, 0x0c, Layouts::All, 0, 0xce, "unknown, 0xce in every record"},
+    {Block::TileDMADst, 0x24, Layouts::H14_15, 0, 0xdead, "unknown, 0xdead in every H14 record"},
+    // Common: H13's Unk0002C slot (0x34 in element-wise records), the task
+    // identity, and Cfg's scheduling bits (ShPref .. AccDoubleBufEn on H13,
+    // traced there too); OCGSize's word (docs/generations.md), 0 as in H13's
+    // passes.
+    {Block::Common, 0x30, Layouts::H14_15, kAll, 0, "H13's Unk0002C, traced there too"},
+    {Block::Common, 0x3c, Layouts::H14_15, kAll, 0, "TaskInfo (task identity)"},
+    {Block::Common, 0x38, Layouts::H14_15, 0x07ffff00, 0, "Cfg's scheduling bits, traced on H13 too"},
+    {Block::Common, 0x1c, Layouts::H14_15, 0, 0, "OCGSize, 0 as in H13's passes"},
+    {Block::Common, 0x44, Layouts::H16_18, kAll, 0, "H13's Unk0002C, traced there too"},
+    {Block::Common, 0x4c, Layouts::H16_18, kAll, 0, "TaskInfo (task identity)"},
+    // H14's KernelCfg sets bit 16 in every table activation (not on H13).
+    {Block::NE, 0x00, Layouts::H14_15, 0, 0x10000, "KernelCfg bit 16, set in every H14 table activation"},
+    // The kernel DMA's first word when no kernel is read.
+    {Block::KernelDMASrc, 0x00, Layouts::All, 0, 0x80, "0x80 in every record without a kernel"},
+};
+
+bool h16_layout(Generation g) { return g == Generation::H16 || g == Generation::H17 || g == Generation::H18; }
+
+const Harmless* harmless(Generation g, Block b, uint32_t offset) {
+  const Layouts mine = h16_layout(g) ? Layouts::H16_18 : Layouts::H14_15;
+  for (const Harmless& h : kHarmless)
+    if (h.block == b && h.offset == offset && (h.on == Layouts::All || h.on == mine)) return &h;
+  return nullptr;
+}
+
+std::string word_name(const RegisterDatabase& db, uint32_t address, uint32_t value) {
+  const BlockInfo* b = db.block_at(address);
+  return fmt::format("{} {}={:#x}", generation_name(db.generation()),
+                     db.register_name(b ? b->id : Block::Common, address), value);
+}
+
+Error unsupported_in(const std::string& what, uint32_t task) {
+  return make_error(fmt::format("unsupported: {} in task {}", what, task));
+}
+
+const RegisterStream* record_writing(const Task& t, uint32_t address) {
+  const RegisterStream* found = nullptr;
+  for (const auto& s : t.streams)
+    for (uint32_t k = 0; k < s.count; ++k)
+      if (s.word_address(k) == address) found = &s;  // the last write wins
+  return found;
+}
+
+// Numerics per generation: only where no public measurement disagrees with
+// H13's are H13's used, and the trace says so.
+std::optional<std::string> numerics_refusal(Generation g) {
+  if (g == Generation::H14 || g == Generation::H15) return std::nullopt;
+  return fmt::format("{} numerics: M4 is reported to accumulate in Q15.16 fixed point and round half away from zero "
+                     "(751K/Apple-Neural-Engine-Microarchitecture-Study-M6 notes/numerics.md), which the simulator "
+                     "does not implement; it rounds to nearest even as M1 does",
+                     generation_name(g));
+}
+
+std::string numerics_note(Generation g) {
+  if (g == Generation::H14)
+    return "H14 numerics: H13's (round to nearest even); M2 Pro shares M1's crop clamp (sbryngelson/ANEForge#137), "
+           "no other public measurement";
+  return fmt::format("{} numerics: no public measurement; H13's (round to nearest even) used", generation_name(g));
+}
+
+// Rule U2: Cin and Cout unwritten mean 16 channels. H14's records write them
+// for every channel count but 16 (1, 3, 64, 128 ... 4096), and leave both
+// unwritten in every 16-channel record (1x16x1x1 of five ops, 1x16x128x128):
+// 16 is what the registers hold unwritten. Taken only where the tensor the
+// task reads has 16 channels too.
+constexpr const char* kSixteenNote =
+    "U2: Cin and Cout unwritten, 16 (the one channel count H14's records leave unwritten; the input has 16)";
+
+std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, const char* name) {
+  const std::string_view n = name;
+  if (n != "Common.Cin.Cin" && n != "Common.Cout.Cout") return std::nullopt;
+  const FieldInfo* base = t.regs.database().find("TileDMASrc.BaseAddr.Addr");
+  const RegisterStream* s = base ? record_writing(t, base->address) : nullptr;
+  if (!s || !s->relocated()) return std::nullopt;
+  for (const Buffer& b : program.buffers)
+    if (b.slot == static_cast<int>(s->relocation()) && b.layout && b.layout->nchw[1] == 16) return 16u;
+  return std::nullopt;
+}
+
+// H14's table DMA. Every H14 table activation record (sigmoid, tanh, gelu,
+// silu, exp, sqrt, rsqrt, leaky_relu at C64) writes the same kernel-DMA
+// words: 0x1900=0x102c0, 0x19e4=0x21, 0x19f4 and the pair 0x1a00/0x1a04
+// relocated to __const at offset 0, 0x1a14=0x80 (the table's 128 bytes,
+// which are H13's table words). On H13 the table is kernel lane 0: the view
+// programs that lane with the same slot, offset and size.
+Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
+  const RegisterImage& g = t.regs;
+  constexpr uint32_t kFirst = 0x1900, kEnable = 0x19e4, kBase = 0x19f4, kPair = 0x1a00, kSize = 0x1a14;
+  auto refuse = [&](const std::string& why) {
+    return unsupported_in(fmt::format("H14 table DMA: {}", why), t.index);
+  };
+  const RegisterStream* base = record_writing(t, kBase);
+  const RegisterStream* pair = record_writing(t, kPair);
+  if (!base || !base->relocated() || !pair || !pair->relocated() || record_writing(t, kPair + 4) != pair)
+    return refuse("0x19f4 and 0x1a00/0x1a04 are not relocated records (the table's address is unknown)");
+  if (pair->relocation() != base->relocation() || g.word(kBase) != 0 || g.word(kPair) != 0 || g.word(kPair + 4) != 0)
+    return refuse(fmt::format("0x19f4 (entry {}, {:#x}) and 0x1a00 (entry {}, {:#x}) name different places",
+                              base->relocation(), g.word(kBase), pair->relocation(), g.word(kPair)));
+  if (g.word(kFirst) != 0x102c0 || g.word(kEnable) != 0x21 || g.word(kSize) != 0x80)
+    return refuse(fmt::format("0x1900={:#x}, 0x19e4={:#x}, 0x1a14={:#x} (every record: 0x102c0, 0x21, 0x80)",
+                              g.word(kFirst), g.word(kEnable), g.word(kSize)));
+  const FieldInfo* kbase0 = h13().find("Header[9].KBase0");
+  if (base->relocation() >= (1u << kbase0->width)) return refuse("descriptor entry out of range");
+  v.set(*kbase0, base->relocation());
+  v.set(*h13().find("Header[9].KBE0"), 1);
+  v.set(*h13().find("KernelDMASrc.CoeffDMAConfig[0].En"), 1);
+  v.set_word(h13().find("KernelDMASrc.CoeffBaseAddr[0].Addr")->address, 0);
+  v.set_word(h13().find("KernelDMASrc.CoeffBfrSize[0].MemBfrSize")->address, 0x80);
+  for (uint32_t a : {kFirst, kEnable, kBase, kBase + 4, kPair, kPair + 4, kSize})
+    if (g.written(a)) covered[a] = 0xffffffffu;
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierWrites& earlier) {
+  const RegisterImage& g = t.regs;
+  const RegisterDatabase& gdb = g.database();
+  const Generation gen = t.generation;
+  const char* gname = generation_name(gen);
+  PackedView view{RegisterImage(h13()), {}, {}};
+  std::vector<const char*> sixteen;  // Cin / Cout taken as 16 (U2)
+  RegisterImage& v = view.h13;
+
+  if (auto refusal = numerics_refusal(gen)) return unsupported_in(*refusal, t.index);
+
+  // Bits of each written word the view takes over; the rest must be harmless.
+  std::map<uint32_t, uint32_t> covered;
+  for (const auto& [address, value] : g.written_words()) covered[address] = 0;
+
+  for (const char* name : kMustWrite) {
+    const FieldInfo* f = gdb.find(name);
+    if (!f) return unsupported_in(fmt::format("{} has no {} field", gname, name), t.index);
+    if (g.field_written(*f)) continue;
+    if (sixteen_channels(program, t, name)) {
+      sixteen.push_back(name);
+      continue;
+    }
+    return unsupported_in(fmt::format("{} {} not written", gname, name), t.index);
+  }
+
+  // The inert values first; written fields replace them.
+  const FieldInfo* task_type = gdb.find("Common.Cfg.TaskType");
+  const bool pe_task = g.get(*task_type) != 0;
+  for (const Inert& i : kInert)
+    if (Status s = v.set(i.field, i.value); !s) return s.error();
+  if (pe_task)
+    for (const Inert& i : kInertPe)
+      if (Status s = v.set(i.field, i.value); !s) return s.error();
+  bool used_inert = false;
+
+  for (const FieldInfo& f : gdb.fields()) {
+    if (f.block == Block::Header || f.reg.rfind("Unk", 0) == 0) continue;
+    const FieldInfo* hf = h13().find(h13_name(f));
+    if (!hf) continue;
+    if (g.field_written(f)) {
+      v.set(*hf, g.get(f));
+      covered[f.address] |= f.mask();
+      continue;
+    }
+    // Unwritten here but written by an earlier task: the register may keep
+    // that value, which the view cannot know.
+    if (auto e = earlier.find(f.address); e != earlier.end() && f.extract(e->second) != v.get(*hf))
+      return unsupported_in(fmt::format("{} {} not written, but an earlier task set it to {:#x} (whether a register "
+                                        "keeps an earlier task's value is unknown)",
+                                        gname, f.name, f.extract(e->second)),
+                            t.index);
+  }
+
+  for (const char* name : sixteen) v.set(*h13().find(name), 16);
+  if (!sixteen.empty()) view.notes.push_back(kSixteenNote);
+
+  // Slots from relocation tags; the high word of each base pair must be 0.
+  for (const Binding& b : kBindings) {
+    const FieldInfo* f = gdb.find(b.base);
+    if (!f || !g.field_written(*f)) continue;
+    const RegisterStream* s = record_writing(t, f->address);
+    if (!s || !s->relocated())
+      return unsupported_in(fmt::format("{} {} written without a relocation tag", gname, f->name), t.index);
+    const uint32_t slot = s->relocation();
+    const FieldInfo* slot_field = h13().find(b.slot);
+    if (slot >= (1u << slot_field->width))
+      return unsupported_in(fmt::format("{} {} bound to descriptor entry {}", gname, f->name, slot), t.index);
+    v.set(*slot_field, slot);
+    v.set(*h13().find(b.enable), 1);
+    const uint32_t high = f->address + 4;
+    if (g.written(high)) {
+      if (g.word(high) != 0) return unsupported_in(word_name(gdb, high, g.word(high)) + " (a base above 4 GiB)", t.index);
+      covered[high] = 0xffffffffu;
+    }
+  }
+
+  // H14+ write the second source's format word like the first's; H13 writes
+  // 0x00002030 for the same fp16 operand (binary_add_1x64x8x8 on both).
+  const FieldInfo* src2_fmt = h13().find("TileDMASrc.Src2Fmt.FmtMode");
+  if (v.word(src2_fmt->address) == 0x01002031) v.set_word(src2_fmt->address, 0x00002030);
+
+  // The task's engine: H13 marks neural-engine tasks with ENE (the number of
+  // cores), H14+ only by TaskType (0 = NE).
+  const uint32_t type = v.get(*h13().find("Common.Cfg.TaskType"));
+  if (type == 0) {
+    if (gen != Generation::H14)
+      return unsupported_in(fmt::format("{} neural-engine task (Common.Cfg.TaskType=0): mapped on H14 only so far", gname),
+                            t.index);
+    v.set(*h13().find("Header[8].ENE"), 1);
+    if (v.get(*h13().find("NE.MACCfg.NonlinearMode")) == 2)
+      if (Status s = table_dma(t, v, covered); !s) return s.error();
+  }
+
+  // Every operand and the result through tile DMA: L2 then only stages the
+  // values, and its layout words have no effect on them.
+  const bool dma_only = v.get(*h13().find("L2.SourceCfg.SourceType")) == 2 &&
+                        v.get(*h13().find("L2.ResultCfg.ResultType")) == 2 &&
+                        (type != 3 || v.get(*h13().find("L2.SourceCfg.Source2Type")) == 2);
+
+  for (const auto& [address, bits] : covered) {
+    const uint32_t value = g.word(address), rest = value & ~bits;
+    if (rest == 0 && bits != 0) continue;
+    const BlockInfo* b = gdb.block_at(address);
+    if (!b) return unsupported_in(word_name(gdb, address, value), t.index);
+    if (b->id == Block::L2) {
+      if (!dma_only)
+        return unsupported_in(fmt::format("{} with an operand or result kept in L2 (L2-resident tensors are not "
+                                          "mapped on {} yet)",
+                                          word_name(gdb, address, value), gname),
+                              t.index);
+      continue;  // staging layout
+    }
+    if (b->id == Block::CacheDMA) {
+      view.traced.push_back(word_name(gdb, address, value));
+      continue;
+    }
+    const Harmless* h = harmless(gen, b->id, address - b->base);
+    if (!h || (rest & ~h->any) != h->fixed)
+      return unsupported_in(word_name(gdb, address, value) + " (its meaning on " + gname + " is not established)",
+                            t.index);
+    view.traced.push_back(word_name(gdb, address, value));
+  }
+
+  // Which inert values stood: a field whose word the task did not write.
+  for (const Inert& i : kInert) {
+    bool written = false;
+    for (const FieldInfo& f : gdb.fields())
+      if (h13_name(f) == i.field && g.field_written(f)) written = true;
+    used_inert |= !written;
+  }
+  if (used_inert) view.notes.push_back(kInertNote);
+  view.notes.push_back(numerics_note(gen));
+
+  for (const auto& [address, value] : g.written_words()) earlier[address] = value;
+  return view;
+}
+
+}  // namespace ane::sim::detail
