@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "ane/fp16.h"
+#include "ane/generation.h"
 #include "ane/program.h"
 #include "ane/sim.h"
 #include "packed_fixture.h"
@@ -132,12 +133,18 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   };
   auto values = run(7);
 
+  // hwx-dump --summary says the same: the plan the simulator runs, or why not.
+  const std::string summary = sim::describe_task(*program, program->tasks.back());
   if (!expected_to_run(*fx)) {
     ASSERT_FALSE(values.ok()) << fx->name << " (" << fx->target << ") ran, but the simulator does not claim it";
     EXPECT_EQ(values.error().str().rfind("unsupported: ", 0), 0u) << values.error().str();
+    EXPECT_NE(summary.find("not simulated: unsupported: "), std::string::npos) << summary;
     return;
   }
   ASSERT_TRUE(values.ok()) << values.error().str();
+  const std::string engine = fx->family == "unary" && fx->params.at("operation") != "abs" ? "NE " : "PE ";
+  EXPECT_EQ(summary.rfind(fmt::format("task 0 ({}): {}", generation_name(program->generation), engine), 0), 0u)
+      << summary;
   const std::string op = fx->params.at("operation");
   if (fx->family == "unary") {
     std::string x, y;

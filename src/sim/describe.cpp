@@ -6,6 +6,7 @@
 #include "fields.h"
 #include "lut.h"
 #include "numerics.h"
+#include "packed_view.h"
 #include "plan.h"
 
 namespace ane::sim {
@@ -97,10 +98,38 @@ std::string pe_text(const TaskPlan& p) {
 
 }  // namespace
 
+namespace {
+
+// H14+: the task as the simulator runs it (its H13 view, packed_view.h), or
+// the generation's own description and why it does not run.
+Expected<RegisterImage> packed_view_of(const Program& program, const Task& task) {
+  detail::EarlierWrites earlier;
+  for (const Task& t : program.tasks) {
+    auto view = detail::packed_view(program, t, earlier);
+    if (t.index == task.index) {
+      if (!view) return view.error();
+      return std::move(view->h13);
+    }
+    if (!view)
+      for (const auto& [address, value] : t.regs.written_words()) earlier[address] = value;
+  }
+  return make_error("the task is not in the program");
+}
+
+}  // namespace
+
 std::string describe_task(const Program& program, const Task& task, const Options& opts) {
-  if (task.generation != Generation::H13) return describe_packed_task(program, task);
-  auto planned = plan_task(task.regs, opts, task.index);
-  if (!planned) return fmt::format("task {}: not simulated: {}", task.index, planned.error().message);
+  std::string label = fmt::format("task {}", task.index);
+  const RegisterImage* regs = &task.regs;
+  Expected<RegisterImage> view = make_error("");
+  if (task.generation != Generation::H13) {
+    view = packed_view_of(program, task);
+    if (!view) return describe_packed_task(program, task) + "; not simulated: " + view.error().message;
+    regs = &*view;
+    label += fmt::format(" ({})", generation_name(task.generation));
+  }
+  auto planned = plan_task(*regs, opts, task.index);
+  if (!planned) return fmt::format("{}: not simulated: {}", label, planned.error().message);
   const TaskPlan& p = *planned;
   std::span<const uint8_t> kernel;
   if (p.ne.kernel_slot >= 0)
@@ -108,11 +137,11 @@ std::string describe_task(const Program& program, const Task& task, const Option
       const ProgramSlot* mem = s->alias_of >= 0 ? program.slot(s->alias_of) : s;
       if (mem) kernel = mem->contents;
     }
-  const std::string what = p.engine == Engine::Ne ? ne_text(p, task.regs, kernel, task.index) : pe_text(p);
+  const std::string what = p.engine == Engine::Ne ? ne_text(p, *regs, kernel, task.index) : pe_text(p);
   std::string from = "a " + operand_text(p.a);
   if (p.b.from != Operand::From::None) from += ", b " + operand_text(p.b);
   if (p.engine == Engine::Ne) from = operand_text(p.a);
-  return fmt::format("task {}: {}, fp16 {} -> {}, {} -> {}", task.index, what, dims_text(p.a.dims),
+  return fmt::format("{}: {}, fp16 {} -> {}, {} -> {}", label, what, dims_text(p.a.dims),
                      dims_text(p.out.dims), from, destination_text(p.out));
 }
 
