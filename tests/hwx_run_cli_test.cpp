@@ -74,6 +74,36 @@ TEST(HwxRunCli, ReluWritesItsOutputAsNpy) {
   EXPECT_NE(r.out.find("probs@output"), std::string::npos);
 }
 
+// The H14 examples run from the command line as the README shows; an H16
+// program is refused in one line.
+TEST(HwxRunCli, RunsTheH14Examples) {
+  const std::string ex = std::string(LIBANE_SOURCE_DIR) + "/examples/h14/";
+  test::TempDir dir;
+  const Result tanh_run = hwx_run(q(ex + "tanh_c64.hwx") + " -i x=" + q(ex + "inputs/x.npy") + " -o " +
+                                  q(dir.file("out")) + " --expect " + q(ex + "expected") + " --tolerance 0.002 --trace");
+  ASSERT_EQ(tanh_run.rc, 0) << tanh_run.err << tanh_run.out;
+  EXPECT_NE(tanh_run.out.find("NE table"), std::string::npos) << tanh_run.out;
+  EXPECT_NE(tanh_run.out.find("H14 numerics"), std::string::npos) << tanh_run.out;
+
+  std::vector<float> x(64 * 64), z(64 * 64), want(64 * 64);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<float>(i % 97) / 8 - 6;
+    z[i] = static_cast<float>(i % 31) / 4 - 3;
+    want[i] = fp16_to_float(float_to_fp16(x[i] + z[i]));  // both exact in fp16; the sum rounded once
+  }
+  const std::string xs = write_npy(dir, "x.npy", {1, 64, 8, 8}, x), zs = write_npy(dir, "z.npy", {1, 64, 8, 8}, z);
+  const Result add = hwx_run(q(ex + "add_1x64x8x8.hwx") + " -i x=" + q(xs) + " -i z=" + q(zs) + " -o " +
+                             q(dir.file("sum")));
+  ASSERT_EQ(add.rc, 0) << add.err;
+  EXPECT_EQ(read_npy(dir.file("sum/y.npy")), want);
+
+  const std::string h16 = std::string(LIBANE_SOURCE_DIR) + "/examples/h16/add_1x64x8x8.hwx";
+  const Result refused = hwx_run(q(h16) + " -i x=" + q(xs) + " -i z=" + q(zs) + " -o " + q(dir.file("h16")));
+  EXPECT_EQ(refused.rc, 2);
+  EXPECT_EQ(refused.err.rfind("hwx-run: " + h16 + ": unsupported: H16 numerics", 0), 0u) << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+}
+
 TEST(HwxRunCli, Float32InputsOfAnyShapeWithTheRightCount) {
   ANE_REQUIRE_CORPUS();
   test::TempDir dir;

@@ -272,13 +272,22 @@ TEST(PackedRecords, EveryGenerationHasFixtures) {
 }
 
 // The bundled example is the assembled record, byte for byte.
-TEST(PackedExamples, H16AddIsTheAssembledRecord) {
+// The example programs are the assembled records, byte for byte.
+TEST(PackedExamples, ExamplesAreTheAssembledRecords) {
   const std::string root = LIBANE_SOURCE_DIR;
-  auto f = packed::load(root + "/tests/fixtures/oracles/h16/binary_add_1x64x8x8.fx");
-  ASSERT_TRUE(f.ok()) << f.error().str();
-  std::ifstream in(root + "/examples/h16/add_1x64x8x8.hwx", std::ios::binary);
-  const Bytes example((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_TRUE(example == packed::assemble_hwx(*f)) << "regenerate with LIBANE_WRITE_ASSEMBLED=dir libane_tests";
+  const std::pair<const char*, const char*> examples[] = {
+      {"h16/binary_add_1x64x8x8.fx", "h16/add_1x64x8x8.hwx"},
+      {"h14/binary_add_1x64x8x8.fx", "h14/add_1x64x8x8.hwx"},
+      {"h14/unary_tanh_c64.fx", "h14/tanh_c64.hwx"},
+  };
+  for (const auto& [fixture, example] : examples) {
+    SCOPED_TRACE(example);
+    auto f = packed::load(root + "/tests/fixtures/oracles/" + fixture);
+    ASSERT_TRUE(f.ok()) << f.error().str();
+    std::ifstream in(root + "/examples/" + example, std::ios::binary);
+    const Bytes bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(bytes == packed::assemble_hwx(*f)) << "regenerate with LIBANE_WRITE_ASSEMBLED=dir libane_tests";
+  }
 }
 
 }  // namespace

@@ -51,8 +51,8 @@ constexpr Inert kInert[] = {
 constexpr Inert kInertPe[] = {
     {"PE.BiasScale.Scale", 0x3c00}, {"PE.PreScale.PreScale", 0x3c00}, {"PE.FinalScale.FinalScale", 0x3f800000}};
 constexpr const char* kInertNote =
-    "U1: unwritten registers taken as the element-wise program needs them (fp16, one group, no window, unit PE "
-    "scales, no broadcast)";
+    "U1: unwritten registers taken as the operation needs them (fp16, one group, no window, no broadcast; unit "
+    "scales on planar-engine tasks)";
 
 // The tensors a task reads and writes: each base address is a relocated
 // record naming the program-descriptor entry (the slot), as H13's header

@@ -36,3 +36,17 @@ def test_run_refuses_by_name():
     # H16's planar engine is reported to round otherwise than H13's: refused, never run with H13's numerics.
     with pytest.raises(Exception, match="unsupported: H16 numerics"):
         libane.run(p, {})
+
+
+def test_run_h14_example():
+    """The H14 tanh example runs through the Python module as through hwx-run."""
+    import numpy as np
+
+    ex = SOURCE_DIR / "examples" / "h14"
+    p = libane.open(str(ex / "tanh_c64.hwx"))
+    assert p.target == "h14"
+    x = np.load(ex / "inputs" / "x.npy")
+    out = libane.run(p, {"x": x})
+    want = np.load(ex / "expected" / "y.npy").astype(np.float64)
+    # The table interpolates between nodes 1/8 apart: within 1.5e-3 of tanh (docs/simulator.md).
+    assert np.max(np.abs(out["y"].astype(np.float64) - want)) <= 2e-3
