@@ -159,6 +159,13 @@ Expected<Fixture> load(const std::string& path) {
   return f;
 }
 
+uint64_t Tensor::extent() const {
+  uint64_t end = 2;
+  for (size_t k = 0; k < shape.size() && k < strides.size(); ++k)
+    if (shape[k] > 0) end += (shape[k] - 1) * strides[k];
+  return std::max(end, total);
+}
+
 std::string test_name(const std::string& path) {
   const std::filesystem::path p(path);
   std::string n = p.parent_path().filename().string() + "_" + p.stem().string();
@@ -239,7 +246,7 @@ std::vector<uint64_t> entries(const Fixture& f) {
   for (size_t k = 0; k < f.tensors.size(); ++k)
     by_name.emplace_back(k < f.io.size() ? f.io[k].first
                                          : fmt::format("{}{}", f.tensors[k].binding == 1 ? "in" : "out", k),
-                         f.tensors[k].total);
+                         f.tensors[k].extent());
   std::sort(by_name.begin(), by_name.end());
   uint64_t next = out[4] ? out[4] : 0x30000000;
   for (size_t i = 0; i < by_name.size(); ++i) {
@@ -329,7 +336,7 @@ Bytes assemble_hwx(const Fixture& f) {
   }
   for (const auto& [name, in] : io) {
     const Tensor* t = tensor_of(name);
-    const uint64_t size = t ? t->total : 0;
+    const uint64_t size = t ? t->extent() : 0;
     segment("__FVMLIB", address_of(name), align(size, 0x4000), 0, 0, in ? 1 : 2, 6,
             {{in ? "__const" : "__data", address_of(name), size, 0, 14, in ? 0x21u : 0x23u}});
   }

@@ -35,7 +35,9 @@ struct Tensor {
   int binding = 0;  // 1 in, 2 out
   uint32_t element_code = 0;
   std::vector<uint64_t> shape, strides;
-  uint64_t total = 0;
+  uint64_t total = 0;  // the record's figure: one batch's bytes when N > 1
+  // Bytes from the first element to past the last (all N batches).
+  uint64_t extent() const;
 };
 
 struct Section {

@@ -29,18 +29,32 @@ namespace {
 std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
 
 // What the simulator runs so far (docs/simulator.md, "Other generations"):
-// single-task binary element-wise programs of H14 and H15. H16 - H18 are
-// refused for their numerics, other families for the tasks the view does not
-// map yet.
+// single-task binary element-wise programs of H14 - H17 (H18's tile-DMA
+// formats are not mapped), the broadcast campaign's records whose operands
+// have one shape, and H14's activations. Everything else must be refused.
 bool expected_to_run(const packed::Fixture& f) {
   static const std::set<std::string> kBinary = {"add", "sub", "mul", "maximum", "minimum"};
   static const std::set<std::string> kUnary = {"relu", "sigmoid", "tanh", "gelu", "silu", "exp",
                                                "sqrt", "rsqrt", "leaky_relu", "abs"};
   const auto op = f.params.find("operation");
   if (op == f.params.end() || f.tasks.size() != 1) return false;
-  if (f.family == "binary_runtime") return (f.target == "h14" || f.target == "h15") && kBinary.count(op->second);
+  if (f.family == "binary_runtime") return f.target != "h18" && kBinary.count(op->second);
+  if (f.family == "env_broadcast")
+    return f.target == "h14" && (f.params.at("operand") == "scalar" ||
+                                 (f.params.at("operand") == "runtime" && f.params.at("operand_shape") == f.params.at("shape")));
   if (f.family == "unary") return f.target == "h14" && kUnary.count(op->second);
   return false;
+}
+
+// fp16 of v with ties away from zero, as H16 - H18 round by default: the
+// magnitude in units of its fp16 spacing, plus a half, truncated.
+uint16_t fp16_ties_away(double v) {
+  const double a = std::fabs(v);
+  const int e = std::max(std::ilogb(std::max(a, 0x1p-14)), -14);
+  const double spacing = std::ldexp(1.0, e - 10);
+  const double r = std::floor(a / spacing + 0.5) * spacing;
+  const uint16_t h = r >= 65520.0 ? 0x7c00 : double_to_fp16(r);  // r is an fp16 value: exact
+  return static_cast<uint16_t>((std::signbit(v) ? 0x8000 : 0) | (h & 0x7fff));
 }
 
 // A unary MIL op in double, with the record's own parameters (its MIL text:
@@ -176,16 +190,21 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   std::string x, z, y;
   for (const auto& [name, in] : fx->io) (in ? (x.empty() ? x : z) : y) = name;
   const auto& a = values->at(x).data;
-  const auto& b = values->at(z).data;
   const auto& out = values->at(y).data;
+  // The broadcast campaign's scalar operand is a constant of the MIL program
+  // (`fp16 z = const(... val = fp16(0x1p-1))`): 0.5 for every element.
+  const std::vector<uint16_t> scalar(a.size(), 0x3800);
+  const auto& b = z.empty() ? scalar : values->at(z).data;
   ASSERT_EQ(out.size(), a.size());
   // max / min are exact; add, sub and mul round once to fp16 here, and the
   // planar engine rounds its fp32 result once more at most: one unit apart
   // at the most, and equal almost everywhere.
   const int allowed = (op == "maximum" || op == "minimum") ? 0 : 1;
+  const bool ties_away = fx->target == "h16" || fx->target == "h17";
   size_t differ = 0;
   for (size_t i = 0; i < out.size(); ++i) {
-    const uint16_t want = double_to_fp16(mil_binary(op, fp16_to_float(a[i]), fp16_to_float(b[i])));
+    const double exact = mil_binary(op, fp16_to_float(a[i]), fp16_to_float(b[i]));
+    const uint16_t want = ties_away ? fp16_ties_away(exact) : double_to_fp16(exact);
     const int d = ulps(out[i], want);
     ASSERT_LE(d, allowed) << "element " << i << ": " << fp16_to_float(out[i]) << " vs " << fp16_to_float(want);
     differ += d != 0;

@@ -178,3 +178,41 @@ TEST(OrderedMac, EveryVectorPathGivesTheDefinitionsBits) {
     ane::sim::detail::force_ordered_isa(OrderedIsa::Best);
   }
 }
+
+namespace ane::sim {
+namespace {
+
+// round=half-away moves exact ties away from zero and nothing else; the
+// values are fp16 ties worked by hand (spacing 2 at 2048, 2^-10 at 1, 2^-24
+// below 2^-14, 32 at 65504).
+TEST(SimNumerics, HalfAwayRoundsTiesAwayFromZero) {
+  using detail::double_to_fp16_half_away;
+  EXPECT_EQ(fp16_to_float(double_to_fp16_half_away(2049.0)), 2050.0f);   // nearest even: 2048
+  EXPECT_EQ(fp16_to_float(double_to_fp16_half_away(-2049.0)), -2050.0f);
+  EXPECT_EQ(fp16_to_float(double_to_fp16_half_away(2051.0)), 2052.0f);   // nearest even agrees
+  EXPECT_EQ(fp16_to_float(double_to_fp16_half_away(2049.5)), 2050.0f);   // not a tie
+  EXPECT_EQ(fp16_to_float(double_to_fp16_half_away(1.0 + 0x1p-11)), 1.0f + 0x1p-10f);
+  EXPECT_EQ(fp16_to_float(double_to_fp16_half_away(0x1p-25)), 0x1p-24f);  // nearest even: 0
+  EXPECT_EQ(double_to_fp16_half_away(65520.0), 0x7c00);                   // to infinity, as nearest even
+  EXPECT_EQ(double_to_fp16_half_away(65519.0), 0x7bff);
+  EXPECT_EQ(double_to_fp16_half_away(-0.0), 0x8000);
+  EXPECT_NE(double_to_fp16_half_away(std::nan("")) & 0x7fff, 0);
+}
+
+// The round option's default is per generation; an explicit setting wins.
+TEST(SimNumerics, RoundingByGeneration) {
+  Options o;
+  EXPECT_EQ(o.for_generation(Generation::H13).numerics.round, Numerics::Round::NearestEven);
+  EXPECT_EQ(o.for_generation(Generation::H14).numerics.round, Numerics::Round::NearestEven);
+  EXPECT_EQ(o.for_generation(Generation::H16).numerics.round, Numerics::Round::HalfAway);
+  EXPECT_EQ(o.for_generation(Generation::H17).numerics.round, Numerics::Round::HalfAway);
+  ASSERT_TRUE(apply_option(o, "round=rne").ok());
+  EXPECT_EQ(o.for_generation(Generation::H16).numerics.round, Numerics::Round::NearestEven);
+  ASSERT_TRUE(apply_option(o, "round=half-away").ok());
+  EXPECT_EQ(o.for_generation(Generation::H13).numerics.round, Numerics::Round::HalfAway);
+  const auto names = describe_options(Options{}.for_generation(Generation::H13));
+  EXPECT_NE(std::find(names.begin(), names.end(), "round=rne"), names.end());
+}
+
+}  // namespace
+}  // namespace ane::sim

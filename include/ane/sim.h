@@ -41,6 +41,7 @@
 
 #include "ane/program.h"
 #include "ane/error.h"
+#include "ane/generation.h"
 #include "ane/memory.h"
 #include "ane/npy.h"
 #include "ane/registers.h"
@@ -59,6 +60,11 @@ struct Numerics {
   enum class Overflow { Inf, Saturate } overflow = Overflow::Inf;
   enum class Subnormals { Keep, FlushToZero } subnormals = Subnormals::Keep;
   enum class Lut { Linear, Ideal } lut = Lut::Linear;
+  // The rounding of results to fp16. ByGeneration: nearest even (M1) on
+  // H13 - H15, ties away from zero on H16 - H18 (M4, 751K/Apple-Neural-
+  // Engine-Microarchitecture-Study-M6 notes/numerics.md); resolved by
+  // for_generation(). Products rounded by products=fp16 stay nearest even.
+  enum class Round { ByGeneration, NearestEven, HalfAway } round = Round::ByGeneration;
 };
 
 struct Assumptions {
@@ -72,6 +78,8 @@ struct Assumptions {
 
 struct Options {
   Numerics numerics;
+  // These options with what "by generation" means on generation g.
+  Options for_generation(Generation g) const;
   Assumptions assume;
   // Cap on the bytes a simulator may hold at once: slot memories plus the
   // working buffers of one task. Registers and container sizes are hostile

@@ -139,7 +139,9 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   }
 
   Workspace ws(st);
-  if (!trace && streamable(p, *a, b ? &*b : nullptr, dst)) {
+  // The streamed paths round to nearest even in bulk.
+  const bool bulk_rounding = opts.numerics.round != Numerics::Round::HalfAway;
+  if (!trace && bulk_rounding && streamable(p, *a, b ? &*b : nullptr, dst)) {
     const LutReading* table = lut ? &*lut : nullptr;
     if (dst) return run_streamed(p, *a, b ? &*b : nullptr, table, opts, ws, index, dst, nullptr);
     if (Status s = ws.reserve(2 * p.out.dims.elements(), "the result kept in L2", index); !s) return s;
@@ -164,7 +166,7 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
       return s.error();
     return std::pair{*w, *bias};
   };
-  if (!trace && conv_streamable(p, *a, dst, opts)) {
+  if (!trace && bulk_rounding && conv_streamable(p, *a, dst, opts)) {
     auto m = conv_matrices();
     if (!m) return m.error();
     return run_conv_streamed(p, *a, m->first->data(), p.ne.bias ? m->second->data() : nullptr, opts, ws, index, dst);
@@ -203,7 +205,7 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     }
     // In place: each result needs only its own operands, and the plan makes
     // an element-wise result the shape of its first operand (check_no_window).
-    pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, (*x)->data(), (*x)->size());
+    pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, (*x)->data(), (*x)->size(), opts.numerics.round);
     y.wide = false;
     y.f = *x;
   } else if (p.engine == Engine::PeReduce) {

@@ -89,14 +89,14 @@ void table_pass(Buf<float>& x, const NePlan& p, const LutReading& lut, const Opt
   const uint64_t n = x.size();
   bool off_node[2] = {false, false};
   if (n < (uint64_t{1} << 17)) {
-    for (uint64_t i = 0; i < n; ++i) x[i] = fp16_proxy(chain(x[i], off_node[0]));
+    for (uint64_t i = 0; i < n; ++i) x[i] = fp16_proxy(chain(x[i], off_node[0]), opts.numerics.round);
   } else {
     std::vector<float> memo(65536);
     std::vector<uint8_t> memo_off(lut.is_sigmoid ? 65536 : 0);
     on_two_threads(65536, [&](uint64_t b, uint64_t e) {
       for (uint64_t h = b; h < e; ++h) {
         bool off = false;
-        memo[h] = fp16_proxy(chain(fp16_to_float(static_cast<uint16_t>(h)), off));
+        memo[h] = fp16_proxy(chain(fp16_to_float(static_cast<uint16_t>(h)), off), opts.numerics.round);
         if (lut.is_sigmoid) memo_off[h] = off;
       }
     });
@@ -115,7 +115,7 @@ void table_pass(Buf<float>& x, const NePlan& p, const LutReading& lut, const Opt
             if (lut.is_sigmoid) off |= memo_off[bits[i]] != 0;
             v[i] = memo[bits[i]];
           } else {
-            v[i] = fp16_proxy(chain(v[i], off));
+            v[i] = fp16_proxy(chain(v[i], off), opts.numerics.round);
           }
         }
       }

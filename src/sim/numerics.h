@@ -47,12 +47,30 @@ inline uint16_t finish_fp16(uint16_t h, bool was_inf, const Numerics& n, RoundCo
 // overflow=saturate and the overflow count still see a finite overflow. Lets
 // a unit that computes in fp64 store its result in fp32 without a second
 // rounding.
-inline float fp16_proxy(double v) {
+// fp16 of v with ties away from zero (round=half-away): nearest even's
+// result, moved one unit away from zero where v lies exactly halfway and
+// nearest even went towards zero.
+inline uint16_t double_to_fp16_half_away(double v) {
+  const uint16_t h = double_to_fp16(v);
+  const uint16_t mag = h & 0x7fffu;
+  if (std::isnan(v) || mag >= 0x7c00u) return h;
+  const double a = std::fabs(v), lo = fp16_to_float(mag);
+  if (lo >= a) return h;  // exact, or already rounded away
+  const uint16_t up = static_cast<uint16_t>(mag + 1);
+  const double hi = up == 0x7c00u ? 65536.0 : fp16_to_float(up);
+  return a - lo == hi - a ? static_cast<uint16_t>((h & 0x8000u) | up) : h;
+}
+
+inline uint16_t round_fp16(double v, Numerics::Round r) {
+  return r == Numerics::Round::HalfAway ? double_to_fp16_half_away(v) : double_to_fp16(v);
+}
+
+inline float fp16_proxy(double v, Numerics::Round r = Numerics::Round::NearestEven) {
   // A value fp32 holds exactly is its own proxy (the output rounds it once).
   const float f = static_cast<float>(v);
   if (static_cast<double>(f) == v) return f;  // infinities included
   if (std::fabs(v) >= 65520.0) return std::copysign(65536.0f, static_cast<float>(v));
-  return fp16_to_float(double_to_fp16(v));
+  return fp16_to_float(round_fp16(v, r));
 }
 
 // The ReLU nonlinearity (NonlinearMode 1): max(x, 0), NaN stays NaN.

@@ -55,8 +55,12 @@ const std::vector<Setting>& settings() {
       {"lut",
        {{"linear", [](N& n) { n.lut = N::Lut::Linear; }}, {"ideal", [](N& n) { n.lut = N::Lut::Ideal; }}},
        [](const N& n) { return std::string(n.lut == N::Lut::Linear ? "linear" : "ideal"); }},
+      // rne on H13 - H15, half-away on H16 - H18 unless set (Numerics::Round).
+      {"round",
+       {{"rne", [](N& n) { n.round = N::Round::NearestEven; }},
+        {"half-away", [](N& n) { n.round = N::Round::HalfAway; }}},
+       [](const N& n) { return std::string(n.round == N::Round::HalfAway ? "half-away" : "rne"); }},
       // Single-valued: section 9 names no alternative the simulator could model.
-      {"round", {{"rne", [](N&) {}}}, [](const N&) { return std::string("rne"); }},
       {"nan", {{"propagate", [](N&) {}}}, [](const N&) { return std::string("propagate"); }},
   };
   return table;
@@ -148,3 +152,16 @@ std::string setting_note(const Numerics& n, std::string_view name) {
 }
 
 }  // namespace ane::sim::detail
+
+namespace ane::sim {
+
+Options Options::for_generation(Generation g) const {
+  Options o = *this;
+  if (o.numerics.round == Numerics::Round::ByGeneration)
+    o.numerics.round = g == Generation::H16 || g == Generation::H17 || g == Generation::H18
+                           ? Numerics::Round::HalfAway
+                           : Numerics::Round::NearestEven;
+  return o;
+}
+
+}  // namespace ane::sim

@@ -132,21 +132,17 @@ const RegisterStream* record_writing(const Task& t, uint32_t address) {
   return found;
 }
 
-// Numerics per generation: only where no public measurement disagrees with
-// H13's are H13's used, and the trace says so.
-std::optional<std::string> numerics_refusal(Generation g) {
-  if (g == Generation::H14 || g == Generation::H15) return std::nullopt;
-  return fmt::format("{} numerics: M4 is reported to accumulate in Q15.16 fixed point and round half away from zero "
-                     "(751K/Apple-Neural-Engine-Microarchitecture-Study-M6 notes/numerics.md), which the simulator "
-                     "does not implement; it rounds to nearest even as M1 does",
-                     generation_name(g));
-}
-
+// Numerics per generation, named in every trace: H13's where no public
+// measurement says otherwise; M4's reported rounding on H16 - H18 (the
+// round option's "by generation" default, Options::for_generation).
 std::string numerics_note(Generation g) {
   if (g == Generation::H14)
     return "H14 numerics: H13's (round to nearest even); M2 Pro shares M1's crop clamp (sbryngelson/ANEForge#137), "
            "no other public measurement";
-  return fmt::format("{} numerics: no public measurement; H13's (round to nearest even) used", generation_name(g));
+  if (g == Generation::H15) return "H15 numerics: no public measurement; H13's (round to nearest even) used";
+  return fmt::format("{} numerics: results rounded ties away from zero unless --option round=rne (M4, "
+                     "751K/Apple-Neural-Engine-Microarchitecture-Study-M6 notes/numerics.md); otherwise H13's",
+                     generation_name(g));
 }
 
 // Rule U2: Cin and Cout unwritten mean 16 channels. H14's records write them
@@ -212,8 +208,6 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   PackedView view{RegisterImage(h13()), {}, {}};
   std::vector<const char*> sixteen;  // Cin / Cout taken as 16 (U2)
   RegisterImage& v = view.h13;
-
-  if (auto refusal = numerics_refusal(gen)) return unsupported_in(*refusal, t.index);
 
   // Bits of each written word the view takes over; the rest must be harmless.
   std::map<uint32_t, uint32_t> covered;

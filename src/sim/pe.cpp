@@ -33,7 +33,7 @@ inline double nan_min(double x, double y) { return std::isnan(x) || std::isnan(y
 // those. Three simple loops the compiler vectorises, where one loop with the
 // proxy's branches stayed scalar.
 template <typename Op>
-void apply_block(const PePlan& pe, const float* a, const float* b, float* out, size_t n, Op op) {
+void apply_block(const PePlan& pe, const float* a, const float* b, float* out, size_t n, Numerics::Round round, Op op) {
   constexpr size_t kBlock = 512;
   const double pre = fp16_to_float(pe.pre_scale), scale = fp16_to_float(pe.scale), bias = fp16_to_float(pe.bias);
   const double sign = pe.second == 3 ? -1.0 : 1.0;
@@ -57,7 +57,7 @@ void apply_block(const PePlan& pe, const float* a, const float* b, float* out, s
     }
     if (inexact)
       for (size_t i = 0; i < len; ++i)
-        if (static_cast<double>(o[i]) != y[i]) o[i] = fp16_proxy(y[i]);
+        if (static_cast<double>(o[i]) != y[i]) o[i] = fp16_proxy(y[i], round);
   }
 }
 
@@ -68,7 +68,7 @@ void apply_block(const PePlan& pe, const float* a, const float* b, float* out, s
 // many values it did (a multiple of 4); apply_block does the rest.
 template <bool kMul>
 __attribute__((target("avx2"))) size_t add_mul_avx2(const PePlan& pe, const float* a, const float* b, float* out,
-                                                     size_t n) {
+                                                     size_t n, Numerics::Round round) {
   const __m256d pre = _mm256_set1_pd(fp16_to_float(pe.pre_scale)), scale = _mm256_set1_pd(fp16_to_float(pe.scale));
   const __m256d bias = _mm256_set1_pd(fp16_to_float(pe.bias)), sign = _mm256_set1_pd(pe.second == 3 ? -1.0 : 1.0);
   const __m256d sign_bit = _mm256_set1_pd(-0.0);
@@ -88,7 +88,7 @@ __attribute__((target("avx2"))) size_t add_mul_avx2(const PePlan& pe, const floa
       alignas(32) double ys[4];
       _mm256_store_pd(ys, y);
       for (int k = 0; k < 4; ++k)
-        if (inexact >> k & 1) out[i + k] = fp16_proxy(ys[k]);
+        if (inexact >> k & 1) out[i + k] = fp16_proxy(ys[k], round);
     }
   }
   return i;
@@ -101,29 +101,30 @@ bool have_avx2() {
 #endif
 
 template <typename Op>
-void apply(const PePlan& pe, const float* a, const float* b, float* out, size_t n, Op op, int vector_op = -1) {
+void apply(const PePlan& pe, const float* a, const float* b, float* out, size_t n, Numerics::Round round, Op op,
+           int vector_op = -1) {
   on_two_threads(n, [&](uint64_t begin, uint64_t end) {
     size_t done = 0;
 #if defined(__x86_64__)
     if (vector_op >= 0 && have_avx2()) {
       const float* bb = b ? b + begin : nullptr;
-      done = vector_op == 1 ? add_mul_avx2<true>(pe, a + begin, bb, out + begin, end - begin)
-                            : add_mul_avx2<false>(pe, a + begin, bb, out + begin, end - begin);
+      done = vector_op == 1 ? add_mul_avx2<true>(pe, a + begin, bb, out + begin, end - begin, round)
+                            : add_mul_avx2<false>(pe, a + begin, bb, out + begin, end - begin, round);
     }
 #endif
     begin += done;
-    apply_block(pe, a + begin, b ? b + begin : nullptr, out + begin, end - begin, op);
+    apply_block(pe, a + begin, b ? b + begin : nullptr, out + begin, end - begin, round, op);
   });
 }
 
 }  // namespace
 
-void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out, size_t n) {
+void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out, size_t n, Numerics::Round round) {
   switch (b ? pe.op : 0) {
-    case 0: apply(pe, a, b, out, n, [](double x, double y) { return x + y; }, 0); break;
-    case 1: apply(pe, a, b, out, n, [](double x, double y) { return x * y; }, 1); break;
-    case 2: apply(pe, a, b, out, n, nan_max); break;
-    default: apply(pe, a, b, out, n, nan_min); break;
+    case 0: apply(pe, a, b, out, n, round, [](double x, double y) { return x + y; }, 0); break;
+    case 1: apply(pe, a, b, out, n, round, [](double x, double y) { return x * y; }, 1); break;
+    case 2: apply(pe, a, b, out, n, round, nan_max); break;
+    default: apply(pe, a, b, out, n, round, nan_min); break;
   }
 }
 

@@ -15,7 +15,8 @@ namespace ane::sim::detail {
 
 // b is null for one operand. NaN propagates. Each result is computed in fp64
 // and stored as its fp16_proxy (numerics.h); out may be a (in place).
-void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out, size_t n);
+void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out, size_t n,
+                    Numerics::Round round = Numerics::Round::NearestEven);
 
 // One value per H x W plane of `in` (g * c of them), as mil-hwx-compiler's
 // reductions show: the compiler lays the reduced axes out as the plane.

@@ -130,7 +130,7 @@ Expected<Simulator> Simulator::create(const Program& program, Options opts) {
 
   Simulator sim;
   Impl& im = *sim.impl_;
-  im.machine = Machine(opts);
+  im.machine = Machine(opts.for_generation(program.generation));
   for (const auto& s : program.slots) {
     if (s.alias_of >= 0) continue;
     // The section's bytes, then zeros that cost nothing until written.

@@ -68,10 +68,17 @@ void OutputStats::store(TraceRecord& r) const {
 namespace {
 
 inline uint16_t round_one(float v, const Numerics& n, RoundCounts& rc) {
-  return finish_fp16(float_to_fp16(v), std::isinf(v), n, rc);
+  const uint16_t h = n.round == Numerics::Round::HalfAway ? double_to_fp16_half_away(v) : float_to_fp16(v);
+  return finish_fp16(h, std::isinf(v), n, rc);
 }
 inline uint16_t round_one(double v, const Numerics& n, RoundCounts& rc) {
-  return finish_fp16(double_to_fp16(v), std::isinf(v), n, rc);
+  return finish_fp16(round_fp16(v, n.round), std::isinf(v), n, rc);
+}
+
+// The hardware conversion (nearest even) serves when no option changes it.
+inline bool plain_rounding(const Numerics& n) {
+  return n.overflow == Numerics::Overflow::Inf && n.subnormals == Numerics::Subnormals::Keep &&
+         n.round != Numerics::Round::HalfAway;
 }
 
 template <typename T>
@@ -93,8 +100,7 @@ void scatter(Memory& mem, const TensorDma& t, const T* y, const Numerics& n, Rou
   }
   // fp32 rows without saturate/ftz/statistics round in bulk; the counters
   // for notes come from one cheap pass over the fp16 results.
-  const bool bulk = std::is_same_v<T, float> && n.overflow == Numerics::Overflow::Inf &&
-                    n.subnormals == Numerics::Subnormals::Keep;
+  const bool bulk = std::is_same_v<T, float> && plain_rounding(n);
   const Dims& d = t.dims;
   for (uint64_t r = 0; r < uint64_t{d.g} * d.c * d.h; ++r) {
     const uint64_t h = r % d.h, c = r / d.h % d.c, g = r / (uint64_t{d.h} * d.c);
@@ -127,7 +133,7 @@ void round_dense(const T* y, uint64_t count, uint16_t* out, const Numerics& n, R
   // As scatter: fp32 without saturate/ftz/statistics rounds in bulk (the
   // counters only feed trace notes, which come with statistics).
   if constexpr (std::is_same_v<T, float>) {
-    if (!stats && n.overflow == Numerics::Overflow::Inf && n.subnormals == Numerics::Subnormals::Keep) {
+    if (!stats && plain_rounding(n)) {
       float_to_fp16_n(y, out, count);
       return;
     }

@@ -21,7 +21,7 @@ def test_target_and_fields_by_name():
     assert "Common.Broadcast.Src2C" not in t  # H16 leaves it unwritten: not a zero
     with pytest.raises(KeyError, match="on H16"):
         t["Header[8].RBase0"]  # an H13 header field: H16 tasks bind tensors by relocation tags
-    assert "PE add(a, b)" in t.summary and "x, z -> y" in t.summary
+    assert t.summary.startswith("task 0 (H16): PE add = a + b, fp16 [1,64,8,8] -> [1,64,8,8]")
 
 
 def test_same_document_as_hwx_dump():
@@ -31,11 +31,16 @@ def test_same_document_as_hwx_dump():
     assert doc["target"] == "h16" and doc["tasks"][0]["generation"] == "h16"
 
 
-def test_run_refuses_by_name():
+def test_run_h16_with_its_rounding():
+    """H16 runs, rounding ties away from zero by default (M4's reported rounding)."""
+    import numpy as np
+
     p = libane.open(str(H16_ADD))
-    # H16's planar engine is reported to round otherwise than H13's: refused, never run with H13's numerics.
-    with pytest.raises(Exception, match="unsupported: H16 numerics"):
-        libane.run(p, {})
+    # 2048 + 1 is a tie between 2048 and 2050: away from zero gives 2050, nearest even 2048.
+    x = np.full((1, 64, 8, 8), 2048, dtype=np.float16)
+    z = np.ones((1, 64, 8, 8), dtype=np.float16)
+    assert np.all(libane.run(p, {"x": x, "z": z})["y"] == 2050)
+    assert np.all(libane.run(p, {"x": x, "z": z}, options=["round=rne"])["y"] == 2048)
 
 
 def test_run_h14_example():

@@ -124,9 +124,9 @@ int main(int argc, char** argv) {
   CLI::App app{
       "hwx-run: execute an Apple Neural Engine program (H13 / M1) on a register-level\n"
       "simulator: an .hwx, or an anec image of eiln's Linux driver (recognised by content).\n"
-      "H14 (M2) element-wise and activation programs and H15 (M3) element-wise ones run too\n"
-      "(the rules they rely on, U1 and U2, and their numerics are named in --trace); other\n"
-      "H14+ programs are refused by name.\n"
+      "H14 (M2) element-wise, broadcast and activation programs and H15 - H17 (M3 - M5)\n"
+      "element-wise ones run too (the rules they rely on, U1 and U2, and their numerics are\n"
+      "named in --trace); other H14+ programs are refused by name.\n"
       "Inputs are bound by buffer name through the file's own slot table (anec: the driver's\n"
       "convention, buffers src0.., dst0.. unless a descriptor names them); each output is\n"
       "written as OUTDIR/<output name>.npy (float16, [N,C,H,W]).\n\n"
@@ -141,7 +141,8 @@ int main(int argc, char** argv) {
       "Numerics (--option, defaults first; simulator-semantics.md section 9; fp32 sums in the\n"
       "BLAS order, fp32-ordered in input-channel order, slower):\n"
       "  acc=fp32|fp64|fp32-ordered  products=exact|fp16  bias=in-acc|after-round\n"
-      "  overflow=inf|saturate  subnormal=keep|ftz  lut=linear|ideal  round=rne  nan=propagate\n"
+      "  overflow=inf|saturate  subnormal=keep|ftz  lut=linear|ideal  nan=propagate\n"
+      "  round=rne|half-away (results to fp16; by generation: M1-M3 rne, M4+ half-away)\n"
       "Assumptions (--assume, all off by default; a task that needs one that is off is\n"
       "refused with 'unsupported: <Field>=<value> in task N'):\n"
       "  A3 post-chain  MAC, bias, scale, nonlinearity in that order     all-assumptions\n"
@@ -285,7 +286,7 @@ int main(int argc, char** argv) {
   if (json) {
     const auto& m = sim->machine();
     ordered_json doc = {{"file", model},
-                        {"options", ane::sim::describe_options(opts)},
+                        {"options", ane::sim::describe_options(m.options())},
                         {"inputs", inputs_json},
                         {"outputs", outputs_json},
                         {"tasks", tasks_json},
