@@ -40,9 +40,10 @@ bool expected_to_run(const packed::Fixture& f) {
   if (op == f.params.end() || f.tasks.size() != 1) return false;
   if (f.family == "binary_runtime") return f.target != "h18" && kBinary.count(op->second);
   if (f.family == "env_broadcast")
-    return f.target == "h14" && (f.params.at("operand") == "scalar" ||
+    return (f.target == "h14" || f.target == "h16") && (f.params.at("operand") == "scalar" ||
                                  (f.params.at("operand") == "runtime" && f.params.at("operand_shape") == f.params.at("shape")));
-  if (f.family == "unary") return f.target == "h14" && kUnary.count(op->second);
+  if (f.family == "unary")
+    return (f.target == "h14" || (f.target == "h16" && op->second != "abs")) && kUnary.count(op->second);
   return false;
 }
 

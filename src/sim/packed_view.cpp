@@ -4,11 +4,14 @@
 #include "packed_view.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "ane/fp16.h"
 #include "ane/generation.h"
 
 namespace ane::sim::detail {
@@ -22,6 +25,8 @@ std::string h13_name(const FieldInfo& f) {
   // H15 - H18 give the second source a config word of its own; H13 and H14
   // keep its type in SourceCfg.Source2Type.
   if (f.name == "L2.Source2Cfg.SourceType") return "L2.SourceCfg.Source2Type";
+  // H16 gives the group count a word of its own.
+  if (f.name == "Common.Groups.NumGroups") return "Common.GroupConvCfg.NumGroups";
   return f.name;
 }
 
@@ -98,9 +103,12 @@ constexpr Harmless kHarmless[] = {
     {Block::Common, 0x38, Layouts::H14_15, 0x07ffff00, 0, "Cfg's scheduling bits, traced on H13 too"},
     {Block::Common, 0x1c, Layouts::H14_15, 0, 0, "OCGSize, 0 as in H13's passes"},
     {Block::Common, 0x44, Layouts::H16_18, kAll, 0, "H13's Unk0002C, traced there too"},
+    {Block::Common, 0x3c, Layouts::H16_18, 0x07ffff00, 0, "Cfg's scheduling bits, traced on H13 too"},
+    {Block::Common, 0x40, Layouts::H16_18, 0, 0, "unknown, 0 in every record that writes it"},
+    {Block::NE, 0x04, Layouts::H16_18, 0, 0x2000, "MACCfg bit 13, set in every H16 neural-engine record"},
     {Block::Common, 0x4c, Layouts::H16_18, kAll, 0, "TaskInfo (task identity)"},
     // H14's KernelCfg sets bit 16 in every table activation (not on H13).
-    {Block::NE, 0x00, Layouts::H14_15, 0, 0x10000, "KernelCfg bit 16, set in every H14 table activation"},
+    {Block::NE, 0x00, Layouts::All, 0, 0x10000, "KernelCfg bit 16, set in every H14 and H16 table activation"},
     // The kernel DMA's first word when no kernel is read.
     {Block::KernelDMASrc, 0x00, Layouts::All, 0, 0x80, "0x80 in every record without a kernel"},
 };
@@ -164,37 +172,77 @@ std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, 
   return std::nullopt;
 }
 
-// H14's table DMA. Every H14 table activation record (sigmoid, tanh, gelu,
-// silu, exp, sqrt, rsqrt, leaky_relu at C64) writes the same kernel-DMA
-// words: 0x1900=0x102c0, 0x19e4=0x21, 0x19f4 and the pair 0x1a00/0x1a04
-// relocated to __const at offset 0, 0x1a14=0x80 (the table's 128 bytes,
-// which are H13's table words). On H13 the table is kernel lane 0: the view
-// programs that lane with the same slot, offset and size.
+// The table DMA. Every table activation record writes the same words on its
+// generation: H14 0x1900=0x102c0, 0x19e4=0x21, 0x1a14=0x80 (the table's 128
+// bytes), and 0x19f4 and the pair 0x1a00/0x1a04 relocated to __const at
+// offset 0; H16 0x5500=0x102c0, 0x5610=0x21, 0x5614=0x80 and the pair
+// 0x5618/0x561c relocated to __KERN_0 at offset 0 (sigmoid, tanh, gelu, silu,
+// exp, sqrt, rsqrt, leaky_relu at C64 on both). The table's bytes are H13's
+// table words. On H13 the table is kernel lane 0: the view programs that lane
+// with the same slot, offset and size.
+struct TableDma {
+  Generation gen;
+  uint32_t first, enable, size;
+  std::array<uint32_t, 3> based;  // relocated words naming the table (0: none)
+};
+constexpr TableDma kTableDmas[] = {
+    {Generation::H14, 0x1900, 0x19e4, 0x1a14, {0x19f4, 0x1a00, 0x1a04}},
+    {Generation::H16, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
+};
+
 Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
   const RegisterImage& g = t.regs;
-  constexpr uint32_t kFirst = 0x1900, kEnable = 0x19e4, kBase = 0x19f4, kPair = 0x1a00, kSize = 0x1a14;
+  const char* gname = generation_name(t.generation);
   auto refuse = [&](const std::string& why) {
-    return unsupported_in(fmt::format("H14 table DMA: {}", why), t.index);
+    return unsupported_in(fmt::format("{} table DMA: {}", gname, why), t.index);
   };
-  const RegisterStream* base = record_writing(t, kBase);
-  const RegisterStream* pair = record_writing(t, kPair);
-  if (!base || !base->relocated() || !pair || !pair->relocated() || record_writing(t, kPair + 4) != pair)
-    return refuse("0x19f4 and 0x1a00/0x1a04 are not relocated records (the table's address is unknown)");
-  if (pair->relocation() != base->relocation() || g.word(kBase) != 0 || g.word(kPair) != 0 || g.word(kPair + 4) != 0)
-    return refuse(fmt::format("0x19f4 (entry {}, {:#x}) and 0x1a00 (entry {}, {:#x}) name different places",
-                              base->relocation(), g.word(kBase), pair->relocation(), g.word(kPair)));
-  if (g.word(kFirst) != 0x102c0 || g.word(kEnable) != 0x21 || g.word(kSize) != 0x80)
-    return refuse(fmt::format("0x1900={:#x}, 0x19e4={:#x}, 0x1a14={:#x} (every record: 0x102c0, 0x21, 0x80)",
-                              g.word(kFirst), g.word(kEnable), g.word(kSize)));
+  const TableDma* d = nullptr;
+  for (const TableDma& x : kTableDmas)
+    if (x.gen == t.generation) d = &x;
+  if (!d) return refuse("not mapped on this generation");
+  std::optional<uint32_t> entry;
+  for (uint32_t a : d->based) {
+    if (a == 0) continue;
+    const RegisterStream* s = record_writing(t, a);
+    if (!s || !s->relocated() || g.word(a) != 0 || (entry && *entry != s->relocation()))
+      return refuse(fmt::format("{:#x} is not a relocated 0 naming the same place as the table's other base words "
+                                "(the table's address is unknown)",
+                                a));
+    entry = s->relocation();
+  }
+  if (g.word(d->first) != 0x102c0 || g.word(d->enable) != 0x21 || g.word(d->size) != 0x80)
+    return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x}, {:#x}={:#x} (every record: 0x102c0, 0x21, 0x80)", d->first,
+                              g.word(d->first), d->enable, g.word(d->enable), d->size, g.word(d->size)));
   const FieldInfo* kbase0 = h13().find("Header[9].KBase0");
-  if (base->relocation() >= (1u << kbase0->width)) return refuse("descriptor entry out of range");
-  v.set(*kbase0, base->relocation());
+  if (*entry >= (1u << kbase0->width)) return refuse("descriptor entry out of range");
+  v.set(*kbase0, *entry);
   v.set(*h13().find("Header[9].KBE0"), 1);
   v.set(*h13().find("KernelDMASrc.CoeffDMAConfig[0].En"), 1);
   v.set_word(h13().find("KernelDMASrc.CoeffBaseAddr[0].Addr")->address, 0);
   v.set_word(h13().find("KernelDMASrc.CoeffBfrSize[0].MemBfrSize")->address, 0x80);
-  for (uint32_t a : {kFirst, kEnable, kBase, kBase + 4, kPair, kPair + 4, kSize})
-    if (g.written(a)) covered[a] = 0xffffffffu;
+  for (uint32_t a : {d->first, d->enable, d->size, d->based[0], d->based[1], d->based[2]})
+    if (a != 0 && g.written(a)) covered[a] = 0xffffffffu;
+  return Ok{};
+}
+
+// H16's planar-engine scales are fp32 words; H13's are fp16 halves of
+// BiasScale. Exact fp16 values only.
+Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
+  constexpr std::pair<const char*, const char*> kScales[] = {{"PE.FpBias.Bias", "PE.BiasScale.Bias"},
+                                                              {"PE.FpScale.Scale", "PE.BiasScale.Scale"}};
+  const RegisterImage& g = t.regs;
+  for (const auto& [name, h13_name] : kScales) {
+    const FieldInfo* f = g.database().find(name);
+    if (!f || !g.field_written(*f)) continue;
+    const float x = std::bit_cast<float>(g.get(*f));
+    const uint16_t h = float_to_fp16(x);
+    if (!(fp16_to_float(h) == x))
+      return unsupported_in(fmt::format("{} {}={:#x} (not an fp16 value)", generation_name(t.generation), name,
+                                        g.get(*f)),
+                            t.index);
+    v.set(*h13().find(h13_name), h);
+    covered[f->address] = 0xffffffffu;
+  }
   return Ok{};
 }
 
@@ -253,6 +301,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   }
 
   for (const char* name : sixteen) v.set(*h13().find(name), 16);
+  if (Status s = fp32_scales(t, v, covered); !s) return s.error();
   if (!sixteen.empty()) view.notes.push_back(kSixteenNote);
 
   // Slots from relocation tags; the high word of each base pair must be 0.
@@ -284,8 +333,10 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   // cores), H14+ only by TaskType (0 = NE).
   const uint32_t type = v.get(*h13().find("Common.Cfg.TaskType"));
   if (type == 0) {
-    if (gen != Generation::H14)
-      return unsupported_in(fmt::format("{} neural-engine task (Common.Cfg.TaskType=0): mapped on H14 only so far", gname),
+    if (gen != Generation::H14 && gen != Generation::H16)
+      return unsupported_in(fmt::format("{} neural-engine task (Common.Cfg.TaskType=0): mapped on H14 and H16 only "
+                                        "so far",
+                                        gname),
                             t.index);
     v.set(*h13().find("Header[8].ENE"), 1);
     if (v.get(*h13().find("NE.MACCfg.NonlinearMode")) == 2)

@@ -58,6 +58,7 @@ ane::sim::Options options(uint8_t bits) {
   if (bits & 0x10) o.numerics.subnormals = N::Subnormals::FlushToZero;
   if (bits & 0x20) o.numerics.lut = N::Lut::Ideal;
   if (bits & 0x40) o.assume = {true, true, true, true};
+  if (bits & 0x80) o.numerics.round = N::Round::HalfAway;  // else by generation
   o.memory_limit = kMemoryLimit;
   return o;
 }
