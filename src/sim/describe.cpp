@@ -103,15 +103,16 @@ namespace {
 // H14+: the task as the simulator runs it (its H13 view, packed_view.h), or
 // the generation's own description and why it does not run.
 Expected<RegisterImage> packed_view_of(const Program& program, const Task& task) {
+  // What the tasks before it wrote (their words, not their views: a dump of
+  // n tasks stays linear in each task's words).
   detail::EarlierWrites earlier;
   for (const Task& t : program.tasks) {
-    auto view = detail::packed_view(program, t, earlier);
     if (t.index == task.index) {
+      auto view = detail::packed_view(program, t, earlier);
       if (!view) return view.error();
       return std::move(view->h13);
     }
-    if (!view)
-      for (const auto& [address, value] : t.regs.written_words()) earlier[address] = value;
+    for (const auto& [address, value] : t.regs.written_words()) earlier[address] = value;
   }
   return make_error("the task is not in the program");
 }
