@@ -6,6 +6,7 @@
 // "unsupported: ...", never run to some other answer.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -40,11 +41,25 @@ bool expected_to_run(const packed::Fixture& f) {
   if (op == f.params.end() || f.tasks.size() != 1) return false;
   if (f.family == "binary_runtime") return f.target != "h18" && kBinary.count(op->second);
   if (f.family == "env_broadcast")
-    return (f.target == "h14" || f.target == "h16") && (f.params.at("operand") == "scalar" ||
-                                 (f.params.at("operand") == "runtime" && f.params.at("operand_shape") == f.params.at("shape")));
+    return (f.target == "h14" || f.target == "h16") &&
+           (f.params.at("operand") == "scalar" ||
+            (f.params.at("operand") == "runtime" &&
+             (f.params.at("operand_shape") == f.params.at("shape") || f.target == "h16")));
   if (f.family == "unary")
-    return (f.target == "h14" || (f.target == "h16" && op->second != "abs")) && kUnary.count(op->second);
+    return f.target != "h18" && (f.target == "h14" || op->second != "abs") && kUnary.count(op->second);
   return false;
+}
+
+// "1,64,8,8" as four extents.
+std::array<uint64_t, 4> shape_of(const std::string& text) {
+  std::array<uint64_t, 4> s{};
+  size_t k = 0, pos = 0;
+  while (k < 4 && pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    s[k++] = std::stoull(text.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return s;
 }
 
 // fp16 of v with ties away from zero, as H16 - H18 round by default: the
@@ -194,8 +209,24 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   const auto& out = values->at(y).data;
   // The broadcast campaign's scalar operand is a constant of the MIL program
   // (`fp16 z = const(... val = fp16(0x1p-1))`): 0.5 for every element.
-  const std::vector<uint16_t> scalar(a.size(), 0x3800);
-  const auto& b = z.empty() ? scalar : values->at(z).data;
+  std::vector<uint16_t> b(a.size(), 0x3800);
+  if (!z.empty()) {
+    // The second operand repeated to the first's shape, numpy's broadcasting
+    // (an axis of extent 1 repeats).
+    const auto full = shape_of(fx->params.at("shape"));
+    const auto small = fx->params.count("operand_shape") ? shape_of(fx->params.at("operand_shape")) : full;
+    const auto& zv = values->at(z).data;
+    ASSERT_EQ(zv.size(), small[0] * small[1] * small[2] * small[3]);
+    size_t i = 0;
+    for (uint64_t n = 0; n < full[0]; ++n)
+      for (uint64_t c = 0; c < full[1]; ++c)
+        for (uint64_t h = 0; h < full[2]; ++h)
+          for (uint64_t w = 0; w < full[3]; ++w) {
+            auto at = [](uint64_t k, uint64_t extent) { return extent == 1 ? 0 : k; };
+            b[i++] = zv[((at(n, small[0]) * small[1] + at(c, small[1])) * small[2] + at(h, small[2])) * small[3] +
+                        at(w, small[3])];
+          }
+  }
   ASSERT_EQ(out.size(), a.size());
   // max / min are exact; add, sub and mul round once to fp16 here, and the
   // planar engine rounds its fp32 result once more at most: one unit apart

@@ -78,6 +78,9 @@ struct Assumptions {
 
 struct Options {
   Numerics numerics;
+  // The generation of the program the options run (for_generation sets it):
+  // where generations differ, the planner follows it.
+  Generation generation = Generation::H13;
   // These options with what "by generation" means on generation g.
   Options for_generation(Generation g) const;
   Assumptions assume;

@@ -21,13 +21,15 @@ std::string dims_text(const Dims& d) {
 }
 
 std::string operand_text(const Operand& op) {
-  if (op.from == Operand::From::Dma)
-    return op.dma.base ? fmt::format("slot {}+{:#x}", op.dma.slot, op.dma.base) : fmt::format("slot {}", op.dma.slot);
   std::string axes;
   if (op.broadcast_c) axes += "C";
   if (op.broadcast_h) axes += "H";
   if (op.broadcast_w) axes += "W";
-  return fmt::format("L2@{:#x}{}", op.l2, axes.empty() ? "" : " (repeated along " + axes + ")");
+  const std::string repeated = axes.empty() ? "" : " (repeated along " + axes + ")";
+  if (op.from == Operand::From::Dma)
+    return (op.dma.base ? fmt::format("slot {}+{:#x}", op.dma.slot, op.dma.base) : fmt::format("slot {}", op.dma.slot)) +
+           repeated;
+  return fmt::format("L2@{:#x}{}", op.l2, repeated);
 }
 
 std::string destination_text(const Destination& d) {
@@ -129,7 +131,7 @@ std::string describe_task(const Program& program, const Task& task, const Option
     regs = &*view;
     label += fmt::format(" ({})", generation_name(task.generation));
   }
-  auto planned = plan_task(*regs, opts, task.index);
+  auto planned = plan_task(*regs, opts.for_generation(task.generation), task.index);
   if (!planned) return fmt::format("{}: not simulated: {}", label, planned.error().message);
   const TaskPlan& p = *planned;
   std::span<const uint8_t> kernel;

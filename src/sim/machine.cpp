@@ -45,14 +45,27 @@ Expected<BoundOperand> bind_operand(MachineState& st, const Operand& op, const c
 // repeated along W when the operand broadcasts.
 void gather(const BoundOperand& b, float* out, bool ftz, bool count, uint64_t& subnormals) {
   const Operand& op = *b.op;
-  if (b.mem) {
+  const Dims d = op.dims;
+  if (b.mem && !op.broadcasts()) {
     tile_dma_in(*b.mem, op.dma, out, ftz, count, subnormals);
+    return;
+  }
+  if (b.mem) {  // read at its stored size, then repeated along the broadcast axes
+    const Dims s = op.dma.dims;
+    std::vector<float> stored(s.elements());
+    tile_dma_in(*b.mem, op.dma, stored.data(), ftz, count, subnormals);
+    float* o = out;
+    for (uint64_t g = 0; g < d.g; ++g)
+      for (uint64_t c = 0; c < d.c; ++c)
+        for (uint64_t h = 0; h < d.h; ++h) {
+          const uint64_t row = ((g * s.c + (op.broadcast_c ? 0 : c)) * s.h + (op.broadcast_h ? 0 : h)) * s.w;
+          for (uint64_t w = 0; w < d.w; ++w) *o++ = stored[row + (op.broadcast_w ? 0 : w)];
+        }
     return;
   }
   // The stored values in the operand's order, each repeated along the
   // broadcast axes; a channel slice reads channels first.. of the result.
   const auto& data = b.l2.result->data;
-  const Dims d = op.dims;
   if (!b.l2.index.empty()) {  // gathered by address
     for (uint64_t i = 0; i < b.l2.index.size(); ++i)
       out[i] = fp16_to_float(load_fp16_bits(data[b.l2.index[i]], ftz, subnormals));

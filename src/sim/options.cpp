@@ -157,6 +157,7 @@ namespace ane::sim {
 
 Options Options::for_generation(Generation g) const {
   Options o = *this;
+  o.generation = g;
   if (o.numerics.round == Numerics::Round::ByGeneration)
     o.numerics.round = g == Generation::H16 || g == Generation::H17 || g == Generation::H18
                            ? Numerics::Round::HalfAway

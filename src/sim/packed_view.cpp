@@ -175,9 +175,9 @@ std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, 
 // The table DMA. Every table activation record writes the same words on its
 // generation: H14 0x1900=0x102c0, 0x19e4=0x21, 0x1a14=0x80 (the table's 128
 // bytes), and 0x19f4 and the pair 0x1a00/0x1a04 relocated to __const at
-// offset 0; H16 0x5500=0x102c0, 0x5610=0x21, 0x5614=0x80 and the pair
-// 0x5618/0x561c relocated to __KERN_0 at offset 0 (sigmoid, tanh, gelu, silu,
-// exp, sqrt, rsqrt, leaky_relu at C64 on both). The table's bytes are H13's
+// offset 0; H15 - H17 0x5500=0x102c0, 0x5610=0x21, 0x5614=0x80 and the pair
+// 0x5618/0x561c relocated at offset 0 to __const (H15) or __KERN_0 (H16,
+// H17) (sigmoid, tanh, gelu, silu, exp, sqrt, rsqrt, leaky_relu at C64). The table's bytes are H13's
 // table words. On H13 the table is kernel lane 0: the view programs that lane
 // with the same slot, offset and size.
 struct TableDma {
@@ -187,7 +187,9 @@ struct TableDma {
 };
 constexpr TableDma kTableDmas[] = {
     {Generation::H14, 0x1900, 0x19e4, 0x1a14, {0x19f4, 0x1a00, 0x1a04}},
+    {Generation::H15, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
     {Generation::H16, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
+    {Generation::H17, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
 };
 
 Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
@@ -333,8 +335,8 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   // cores), H14+ only by TaskType (0 = NE).
   const uint32_t type = v.get(*h13().find("Common.Cfg.TaskType"));
   if (type == 0) {
-    if (gen != Generation::H14 && gen != Generation::H16)
-      return unsupported_in(fmt::format("{} neural-engine task (Common.Cfg.TaskType=0): mapped on H14 and H16 only "
+    if (gen == Generation::H18)
+      return unsupported_in(fmt::format("{} neural-engine task (Common.Cfg.TaskType=0): mapped on H14 - H17 only "
                                         "so far",
                                         gname),
                             t.index);

@@ -151,7 +151,7 @@ const OperandFields& second_operand() {
 // An operand through tile DMA (type 2) or a result an earlier task left in
 // L2 (type 0 or 3). The type decides, not the enable bit: eiln norm sets
 // RBE0 on an L2 read.
-Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, Operand& op) {
+Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, Operand& op, bool dma_broadcast) {
   const Fields& F = fields();
   const uint32_t type = c.get(f.type);
   op.dims = dims;
@@ -167,16 +167,19 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
     ANE_TRY(c.eq_with(F.src_en, 1, f.type));
     if (f.in_fmt) ANE_TRY(c.eq(f.in_fmt, 2));
     ANE_TRY(c.word_eq(f.fmt_first, f.fmt));
-    if (op.broadcasts())
+    // H16 reads a broadcast operand through tile DMA at its own size and
+    // repeats it (dma_broadcast); H13 only repeats results kept in L2.
+    if (op.broadcasts() && (!dma_broadcast || retain))
       return unsupported(register_value(*F.bcast_src1_w, c.word(F.bcast_src1_w)) + " with a tile-DMA " + f.what +
                              " source",
                          c.task());
     op.from = Operand::From::Dma;
+    const Dims read = op.stored();
     op.dma = {f.unit, f.slot, static_cast<int>(c.get(f.slot)), uint64_t{c.get(f.base)} << 6,
-              uint64_t{c.get(f.row)} << 6, uint64_t{c.get(f.plane)} << 6, uint64_t{c.get(f.group)} << 6, dims};
+              uint64_t{c.get(f.row)} << 6, uint64_t{c.get(f.plane)} << 6, uint64_t{c.get(f.group)} << 6, read};
     // A read may step planes by less than a row: Apple's reductions over H
     // read C and H swapped that way. Its rows must still hold W elements.
-    if (dims.h > 1 && op.dma.row < 2 * uint64_t{dims.w}) return c.fail(f.row);
+    if (read.h > 1 && op.dma.row < 2 * uint64_t{read.w}) return c.fail(f.row);
     if (retain) {
       op.retain_l2 = true;
       op.l2 = uint64_t{c.get(f.l2_base)} << 4;
@@ -294,9 +297,14 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
       ANE_TRY(c.eq_with(F.cout, in.c, F.cin));
     }
   }
-  ANE_TRY(plan_operand(c, in, first_operand(), p.a));
+  // H16's broadcast records read the repeated operand through tile DMA
+  // (env_bcast_*: Src2C with the second source's plane stride unwritten, Src2W
+  // and Src2H with its row stride unwritten, one task each); H13 and H14 stage
+  // it in L2 in a task of its own.
+  const bool dma_broadcast = opts.generation == Generation::H16;
+  ANE_TRY(plan_operand(c, in, first_operand(), p.a, dma_broadcast));
   if (p.engine == Engine::Pe) {
-    if (p.pe.second != 0) ANE_TRY(plan_operand(c, in, second_operand(), p.b));
+    if (p.pe.second != 0) ANE_TRY(plan_operand(c, in, second_operand(), p.b, dma_broadcast));
     else if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.pe_sec_src);
   }
   // Transposed results: ChannelsInner on a neural-engine pass, OutChannelsW

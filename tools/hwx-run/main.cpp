@@ -124,9 +124,9 @@ int main(int argc, char** argv) {
   CLI::App app{
       "hwx-run: execute an Apple Neural Engine program (H13 / M1) on a register-level\n"
       "simulator: an .hwx, or an anec image of eiln's Linux driver (recognised by content).\n"
-      "H14 (M2) and H16 (M4) element-wise, broadcast and activation programs and H15 and H17\n"
-      "element-wise ones run too (the rules they rely on, U1 and U2, and their numerics are\n"
-      "named in --trace); other H14+ programs are refused by name.\n"
+      "H14 - H17 (M2 - M5) element-wise, broadcast and activation programs run too (the rules\n"
+      "they rely on, U1 and U2, and their numerics are named in --trace); other H14+ programs\n"
+      "are refused by name.\n"
       "Inputs are bound by buffer name through the file's own slot table (anec: the driver's\n"
       "convention, buffers src0.., dst0.. unless a descriptor names them); each output is\n"
       "written as OUTDIR/<output name>.npy (float16, [N,C,H,W]).\n\n"
