@@ -77,7 +77,7 @@ constexpr Binding kBindings[] = {
 // on the values computed. Bits in `any` may hold anything (their role is
 // known: cache hints, scheduling, task identity); the rest must equal
 // `fixed`, the value every record shows, where the meaning is unknown.
-enum class Layouts : uint8_t { H14_15, H16_18, All };
+enum class Layouts : uint8_t { H14_15, H16_18, H18, All };
 struct Harmless {
   Block block;
   uint32_t offset;  // from the block base
@@ -109,6 +109,11 @@ constexpr Harmless kHarmless[] = {
     {Block::Common, 0x4c, Layouts::H16_18, kAll, 0, "TaskInfo (task identity)"},
     // H14's KernelCfg sets bit 16 in every table activation (not on H13).
     {Block::NE, 0x00, Layouts::All, 0, 0x10000, "KernelCfg bit 16, set in every H14 and H16 table activation"},
+    // H18's two words before the source bases and one before the result's,
+    // tagged like the DMA-config words; 0 in every H18 record.
+    {Block::TileDMASrc, 0x10, Layouts::H18, 0, 0, "tagged like the DMA-config words, 0 in every record"},
+    {Block::TileDMASrc, 0x14, Layouts::H18, 0, 0, "tagged like the DMA-config words, 0 in every record"},
+    {Block::TileDMADst, 0x08, Layouts::H18, 0, 0, "tagged like the DMA-config words, 0 in every record"},
     // The kernel DMA's first word when no kernel is read.
     {Block::KernelDMASrc, 0x00, Layouts::All, 0, 0x80, "0x80 in every record without a kernel"},
 };
@@ -118,7 +123,9 @@ bool h16_layout(Generation g) { return g == Generation::H16 || g == Generation::
 const Harmless* harmless(Generation g, Block b, uint32_t offset) {
   const Layouts mine = h16_layout(g) ? Layouts::H16_18 : Layouts::H14_15;
   for (const Harmless& h : kHarmless)
-    if (h.block == b && h.offset == offset && (h.on == Layouts::All || h.on == mine)) return &h;
+    if (h.block == b && h.offset == offset &&
+        (h.on == Layouts::All || h.on == mine || (h.on == Layouts::H18 && g == Generation::H18)))
+      return &h;
   return nullptr;
 }
 
@@ -227,6 +234,32 @@ Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& 
   return Ok{};
 }
 
+// H18 encodes the tile DMA's format words anew (docs/generations.md): every
+// H18 record of an fp16 program writes 0x00003211 for its sources and
+// 0xf0003211 for its result, where H13 - H17 write 0x01002031 and 0x01302031.
+// Those values, and only those, are H13's fp16 formats.
+Status h18_formats(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
+  if (t.generation != Generation::H18) return Ok{};
+  struct Format {
+    uint32_t address, h18, h13;
+    const char* h13_field;
+  };
+  constexpr Format kFormats[] = {{0x4d70, 0x00003211, 0x01002031, "TileDMASrc.Fmt.FmtMode"},
+                                 {0x4d74, 0x00003211, 0x00002030, "TileDMASrc.Src2Fmt.FmtMode"},
+                                 {0x5140, 0xf0003211, 0x01302031, "TileDMADst.Fmt.FmtMode"}};
+  const RegisterImage& g = t.regs;
+  for (const Format& f : kFormats) {
+    if (!g.written(f.address)) continue;
+    if (g.word(f.address) != f.h18)
+      return unsupported_in(word_name(g.database(), f.address, g.word(f.address)) +
+                                fmt::format(" (H18's format words are known for fp16 tensors only: {:#x})", f.h18),
+                            t.index);
+    v.set_word(h13().find(f.h13_field)->address, f.h13);
+    covered[f.address] = 0xffffffffu;
+  }
+  return Ok{};
+}
+
 // H16's planar-engine scales are fp32 words; H13's are fp16 halves of
 // BiasScale. Exact fp16 values only.
 Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
@@ -304,6 +337,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
 
   for (const char* name : sixteen) v.set(*h13().find(name), 16);
   if (Status s = fp32_scales(t, v, covered); !s) return s.error();
+  if (Status s = h18_formats(t, v, covered); !s) return s.error();
   if (!sixteen.empty()) view.notes.push_back(kSixteenNote);
 
   // Slots from relocation tags; the high word of each base pair must be 0.
