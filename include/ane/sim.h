@@ -156,8 +156,9 @@ std::string describe_task(const Program& program, const Task& task, const Option
 // H14 - H18: the same line from the generation's named fields and the
 // tensors its relocation tags bind ("not understood" where they say too little).
 std::string describe_packed_task(const Program& program, const Task& task);
-// Why a program of generation g does not run: "H16 (M4, A17 Pro) programs
-// are decoded but not simulated yet ...".
+// Why registers or a program of generation g do not run where they were
+// given (a packed task's image on a bare Machine; a generation with no
+// simulator).
 std::string not_simulated_message(Generation g);
 
 // ---- the machine ------------------------------------------------------------------

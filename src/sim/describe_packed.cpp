@@ -61,8 +61,12 @@ std::optional<std::string> pe_operation(const RegisterImage& regs) {
 
 std::string not_simulated_message(Generation g) {
   const GenerationInfo& info = generation_info(g);
-  return fmt::format("{} ({}) programs are decoded but not simulated yet: libane's simulator runs H13 (M1, A14) "
-                     "programs; hwx-dump shows what this one computes",
+  if (info.format == TaskFormat::Packed)
+    return fmt::format("{} ({}) registers do not run directly on a machine: a Simulator runs {} programs through "
+                       "their H13 view (docs/simulator.md, \"Other generations\")",
+                       info.name, info.chips, info.name);
+  return fmt::format("{} ({}) programs are not simulated: libane's simulator runs H13 (M1, A14) programs and, through "
+                     "their H13 view, H14 - H18 ones",
                      info.name, info.chips);
 }
 
