@@ -166,6 +166,15 @@ uint64_t Tensor::extent() const {
   return std::max(end, total);
 }
 
+std::vector<std::string> malformed_sample() {
+  const std::string root = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/";
+  std::vector<std::string> out;
+  for (const char* g : {"h14", "h15", "h16", "h17", "h18"}) out.push_back(root + g + "/binary_add_1x64x8x8.fx");
+  out.push_back(root + "h14/unary_sigmoid_c64.fx");
+  out.push_back(root + "h16/unary_sigmoid_c64.fx");
+  return out;
+}
+
 std::string test_name(const std::string& path) {
   const std::filesystem::path p(path);
   std::string n = p.parent_path().filename().string() + "_" + p.stem().string();

@@ -72,6 +72,11 @@ struct Fixture {
 Expected<Fixture> load(const std::string& path);
 // Every *.fx under tests/fixtures/oracles/h14 .. h18, sorted.
 std::vector<std::string> fixture_files();
+// The records the malformed-input tests cut and mutate (each thousands of
+// times): binary_add_1x64x8x8 on every generation, and the sigmoid of H14
+// (table in __const) and H16 (table in __KERN_0). The other records add
+// shapes, not container forms.
+std::vector<std::string> malformed_sample();
 // "h14_binary_add_1x64x8x8": a fixture's test name (generation and case).
 std::string test_name(const std::string& path);
 

@@ -59,7 +59,7 @@ packed::Fixture fixture(const std::string& gen) {
 constexpr uint64_t kText = 0x4000;  // where assemble_hwx puts __text
 
 TEST(PackedMalformed, TruncatedAnywhere) {
-  for (const auto& path : packed::fixture_files()) {
+  for (const auto& path : packed::malformed_sample()) {
     SCOPED_TRACE(path);
     auto f = packed::load(path);
     ASSERT_TRUE(f.ok());
@@ -76,7 +76,7 @@ TEST(PackedMalformed, TruncatedAnywhere) {
 TEST(PackedMalformed, RandomMutationsNeverCrash) {
   std::mt19937_64 rng(2026);
   int parsed = 0, rejected = 0;
-  for (const auto& path : packed::fixture_files()) {
+  for (const auto& path : packed::malformed_sample()) {
     auto f = packed::load(path);
     ASSERT_TRUE(f.ok());
     const Bytes full = packed::assemble_hwx(*f);
