@@ -41,49 +41,43 @@ Expected<BoundOperand> bind_operand(MachineState& st, const Operand& op, const c
   return b;
 }
 
-// The operand as dense fp32 [g][c][h][w]; an L2 result one value per row is
-// repeated along W when the operand broadcasts.
+// Fills `out` [g][c][h][w] at the operand's dims from values stored at dims
+// `s` (from channel `first` on), each repeated along the broadcast axes.
+template <typename Read>
+void repeat_broadcast(const Operand& op, const Dims& s, uint64_t first, float* out, Read read) {
+  const Dims d = op.dims;
+  for (uint64_t g = 0; g < d.g; ++g)
+    for (uint64_t c = 0; c < d.c; ++c)
+      for (uint64_t h = 0; h < d.h; ++h) {
+        const uint64_t row = ((g * s.c + first + (op.broadcast_c ? 0 : c)) * s.h + (op.broadcast_h ? 0 : h)) * s.w;
+        for (uint64_t w = 0; w < d.w; ++w) *out++ = read(row + (op.broadcast_w ? 0 : w));
+      }
+}
+
+// The operand as dense fp32 [g][c][h][w]; a DMA operand or an L2 result that
+// broadcasts is read at its stored size and repeated along the broadcast axes.
 void gather(const BoundOperand& b, float* out, bool ftz, bool count, uint64_t& subnormals) {
   const Operand& op = *b.op;
-  const Dims d = op.dims;
   if (b.mem && !op.broadcasts()) {
     tile_dma_in(*b.mem, op.dma, out, ftz, count, subnormals);
     return;
   }
-  if (b.mem) {  // read at its stored size, then repeated along the broadcast axes
-    const Dims s = op.dma.dims;
-    std::vector<float> stored(s.elements());
+  if (b.mem) {
+    std::vector<float> stored(op.dma.dims.elements());
     tile_dma_in(*b.mem, op.dma, stored.data(), ftz, count, subnormals);
-    float* o = out;
-    for (uint64_t g = 0; g < d.g; ++g)
-      for (uint64_t c = 0; c < d.c; ++c)
-        for (uint64_t h = 0; h < d.h; ++h) {
-          const uint64_t row = ((g * s.c + (op.broadcast_c ? 0 : c)) * s.h + (op.broadcast_h ? 0 : h)) * s.w;
-          for (uint64_t w = 0; w < d.w; ++w) *o++ = stored[row + (op.broadcast_w ? 0 : w)];
-        }
+    repeat_broadcast(op, op.dma.dims, 0, out, [&](uint64_t i) { return stored[i]; });
     return;
   }
-  // The stored values in the operand's order, each repeated along the
-  // broadcast axes; a channel slice reads channels first.. of the result.
   const auto& data = b.l2.result->data;
   if (!b.l2.index.empty()) {  // gathered by address
     for (uint64_t i = 0; i < b.l2.index.size(); ++i)
       out[i] = fp16_to_float(load_fp16_bits(data[b.l2.index[i]], ftz, subnormals));
     return;
   }
-  Dims s = op.stored();
-  if (b.l2.slice) s = b.l2.result->dims;
-  const uint64_t first = b.l2.first_channel;
-  float* o = out;
-  for (uint64_t g = 0; g < d.g; ++g)
-    for (uint64_t c = 0; c < d.c; ++c)
-      for (uint64_t h = 0; h < d.h; ++h) {
-        const uint64_t row = ((g * s.c + first + (op.broadcast_c ? 0 : c)) * s.h + (op.broadcast_h ? 0 : h)) * s.w;
-        for (uint64_t w = 0; w < d.w; ++w) {
-          const uint16_t v = load_fp16_bits(data[row + (op.broadcast_w ? 0 : w)], ftz, subnormals);
-          *o++ = fp16_to_float(v);
-        }
-      }
+  // A channel slice reads channels first.. of the result.
+  const Dims s = b.l2.slice ? b.l2.result->dims : op.stored();
+  repeat_broadcast(op, s, b.l2.first_channel, out,
+                   [&](uint64_t i) { return fp16_to_float(load_fp16_bits(data[i], ftz, subnormals)); });
 }
 
 // A result task `task` leaves in L2, its values still to come.
