@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ane/sim.h"
+#include "packed_view.h"
 
 namespace ane::sim {
 
@@ -30,14 +31,9 @@ std::string bound_name(const Program& p, uint32_t entry) {
   return fmt::format("entry {}", entry);
 }
 
-// The relocated record that writes `field`'s register, as "name".
+// The tensor (or section) bound to `field`'s register, by name.
 std::optional<std::string> binding_of(const Program& p, const Task& t, const char* field) {
-  const FieldInfo* f = t.regs.database().find(field);
-  if (!f) return std::nullopt;
-  for (const auto& s : t.streams)
-    if (s.relocated())
-      for (uint32_t k = 0; k < s.count; ++k)
-        if (s.word_address(k) == f->address) return bound_name(p, s.relocation());
+  if (auto entry = detail::bound_entry(t, field)) return bound_name(p, *entry);
   return std::nullopt;
 }
 

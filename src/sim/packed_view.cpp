@@ -7,7 +7,6 @@
 #include <array>
 #include <bit>
 #include <optional>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -171,11 +170,10 @@ constexpr const char* kSixteenNote =
 std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, const char* name) {
   const std::string_view n = name;
   if (n != "Common.Cin.Cin" && n != "Common.Cout.Cout") return std::nullopt;
-  const FieldInfo* base = t.regs.database().find("TileDMASrc.BaseAddr.Addr");
-  const RegisterStream* s = base ? record_writing(t, base->address) : nullptr;
-  if (!s || !s->relocated()) return std::nullopt;
+  const auto entry = bound_entry(t, "TileDMASrc.BaseAddr.Addr");
+  if (!entry) return std::nullopt;
   for (const Buffer& b : program.buffers)
-    if (b.slot == static_cast<int>(s->relocation()) && b.layout && b.layout->nchw[1] == 16) return 16u;
+    if (b.slot == static_cast<int>(*entry) && b.layout && b.layout->nchw[1] == 16) return 16u;
   return std::nullopt;
 }
 
@@ -283,6 +281,13 @@ Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
 
 }  // namespace
 
+std::optional<uint32_t> bound_entry(const Task& t, const char* field) {
+  const FieldInfo* f = t.regs.database().find(field);
+  const RegisterStream* s = f ? record_writing(t, f->address) : nullptr;
+  if (!s || !s->relocated()) return std::nullopt;
+  return s->relocation();
+}
+
 Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierWrites& earlier) {
   const RegisterImage& g = t.regs;
   const RegisterDatabase& gdb = g.database();
@@ -315,7 +320,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   if (pe_task)
     for (const Inert& i : kInertPe)
       if (Status s = v.set(i.field, i.value); !s) return s.error();
-  bool used_inert = false;
+  std::vector<std::string_view> copied;  // H13 names of the fields the task wrote
 
   for (const FieldInfo& f : gdb.fields()) {
     if (f.block == Block::Header || f.reg.rfind("Unk", 0) == 0) continue;
@@ -323,6 +328,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     if (!hf) continue;
     if (g.field_written(f)) {
       v.set(*hf, g.get(f));
+      copied.push_back(hf->name);
       covered[f.address] |= f.mask();
       continue;
     }
@@ -409,14 +415,12 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     view.traced.push_back(word_name(gdb, address, value));
   }
 
-  // Which inert values stood: a field whose word the task did not write.
-  for (const Inert& i : kInert) {
-    bool written = false;
-    for (const FieldInfo& f : gdb.fields())
-      if (h13_name(f) == i.field && g.field_written(f)) written = true;
-    used_inert |= !written;
-  }
-  if (used_inert) view.notes.push_back(kInertNote);
+  // Whether an inert value stood: a field no written field replaced.
+  for (const Inert& i : kInert)
+    if (std::find(copied.begin(), copied.end(), std::string_view(i.field)) == copied.end()) {
+      view.notes.push_back(kInertNote);
+      break;
+    }
   view.notes.push_back(numerics_note(gen));
 
   for (const auto& [address, value] : g.written_words()) earlier[address] = value;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct PackedView {
 // unwritten may still hold an earlier task's value, so the view refuses to
 // take such a register as inert.
 using EarlierWrites = std::map<uint32_t, uint32_t>;  // address -> last value written
+
+// The program-descriptor entry the relocation tag of the record writing
+// `field`'s register binds (the last such record wins); none when the field
+// is unknown, unwritten or written without a tag.
+std::optional<uint32_t> bound_entry(const Task& t, const char* field);
 
 // The view of task `t` of `program`; `earlier` holds the words tasks before
 // it wrote and is updated with this task's.
