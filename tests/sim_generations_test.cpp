@@ -46,7 +46,7 @@ bool expected_to_run(const packed::Fixture& f) {
             (f.params.at("operand") == "runtime" &&
              (f.params.at("operand_shape") == f.params.at("shape") || f.target == "h16")));
   if (f.family == "unary")
-    return f.target != "h18" && (f.target == "h14" || op->second != "abs") && kUnary.count(op->second);
+    return f.target != "h18" && kUnary.count(op->second);
   return false;
 }
 

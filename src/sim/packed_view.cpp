@@ -258,6 +258,17 @@ Status h18_formats(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
   return Ok{};
 }
 
+// H15 - H18 write PE.Cfg bits 6-8 all set where H14 and H13 set bit 6
+// (Cond) alone: in every abs record (c64, H15 - H17) and in no other record.
+// Bits 7-8 set with bit 6 are taken as H13's absolute value; any other
+// pattern of them stays unaccounted for, and refuses the task.
+void abs_bits(const Task& t, std::map<uint32_t, uint32_t>& covered) {
+  if (t.generation < Generation::H15) return;
+  const FieldInfo* cond = t.regs.database().find("PE.Cfg.Cond");
+  if (!cond || !t.regs.written(cond->address)) return;
+  if ((t.regs.word(cond->address) & 0x1c0u) == 0x1c0u) covered[cond->address] |= 0x180u;
+}
+
 // H16's planar-engine scales are fp32 words; H13's are fp16 halves of
 // BiasScale. Exact fp16 values only.
 Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
@@ -344,6 +355,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   for (const char* name : sixteen) v.set(*h13().find(name), 16);
   if (Status s = fp32_scales(t, v, covered); !s) return s.error();
   if (Status s = h18_formats(t, v, covered); !s) return s.error();
+  abs_bits(t, covered);
   if (!sixteen.empty()) view.notes.push_back(kSixteenNote);
 
   // Slots from relocation tags; the high word of each base pair must be 0.
