@@ -40,6 +40,11 @@ bool expected_to_run(const packed::Fixture& f) {
   const auto op = f.params.find("operation");
   if (op == f.params.end() || f.tasks.size() != 1) return false;
   if (f.family == "binary_runtime") return kBinary.count(op->second);
+  // A scalar constant folds into the task (PE bias or scale, or an NE clamp);
+  // a tensor constant read from __const is refused (its source-2 layout,
+  // TaskType 4 with broadcast bit 9, is not established).
+  if (f.family == "binary_constant")
+    return f.params.at("constant") == "scalar" && (kBinary.count(op->second) || op->second == "real_div");
   if (f.family == "env_broadcast")
     return (f.target == "h14" || f.target == "h16") &&
            (f.params.at("operand") == "scalar" ||
@@ -116,6 +121,7 @@ double mil_binary(const std::string& op, double x, double z) {
   if (op == "mul") return x * z;
   if (op == "maximum") return std::max(x, z);
   if (op == "minimum") return std::min(x, z);
+  if (op == "real_div") return x / z;
   ADD_FAILURE() << "no reference for " << op;
   return 0;
 }
@@ -172,7 +178,10 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
     return;
   }
   ASSERT_TRUE(values.ok()) << values.error().str();
-  const std::string engine = fx->family == "unary" && fx->params.at("operation") != "abs" ? "NE " : "PE ";
+  const std::string& operation = fx->params.at("operation");
+  const bool ne = fx->family == "unary" ? operation != "abs"
+                                        : fx->family == "binary_constant" && (operation == "maximum" || operation == "minimum");
+  const std::string engine = ne ? "NE " : "PE ";
   EXPECT_EQ(summary.rfind(fmt::format("task 0 ({}): {}", generation_name(program->generation), engine), 0), 0u)
       << summary;
   const std::string op = fx->params.at("operation");
@@ -207,8 +216,9 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   for (const auto& [name, in] : fx->io) (in ? (x.empty() ? x : z) : y) = name;
   const auto& a = values->at(x).data;
   const auto& out = values->at(y).data;
-  // The broadcast campaign's scalar operand is a constant of the MIL program
-  // (`fp16 z = const(... val = fp16(0x1p-1))`): 0.5 for every element.
+  // A scalar operand (the broadcast campaign's and the constant campaign's)
+  // is a constant of the MIL program, `fp16 z = const(... val =
+  // fp16(0x1p-1))`: 0.5 for every element.
   std::vector<uint16_t> b(a.size(), 0x3800);
   if (!z.empty()) {
     // The second operand repeated to the first's shape, numpy's broadcasting

@@ -269,7 +269,7 @@ void abs_bits(const Task& t, std::map<uint32_t, uint32_t>& covered) {
   if ((t.regs.word(cond->address) & 0x1c0u) == 0x1c0u) covered[cond->address] |= 0x180u;
 }
 
-// H16's planar-engine scales are fp32 words; H13's are fp16 halves of
+// H15 - H18 planar-engine scales are fp32 words; H13 has fp16 halves of
 // BiasScale. Exact fp16 values only.
 Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
   constexpr std::pair<const char*, const char*> kScales[] = {{"PE.FpBias.Bias", "PE.BiasScale.Bias"},
