@@ -46,12 +46,12 @@ bool expected_to_run(const packed::Fixture& f) {
   if (f.family == "binary_constant")
     return f.params.at("constant") == "scalar" && (kBinary.count(op->second) || op->second == "real_div");
   if (f.family == "env_broadcast")
-    return (f.target == "h14" || f.target == "h16") &&
+    return (f.target == "h14" || f.target == "h16" || f.target == "h17" || f.target == "h18") &&
            (f.params.at("operand") == "scalar" ||
             (f.params.at("operand") == "runtime" &&
-             (f.params.at("operand_shape") == f.params.at("shape") || f.target == "h16")));
+             (f.params.at("operand_shape") == f.params.at("shape") || f.target != "h14")));
   if (f.family == "unary")
-    return f.target != "h18" && kUnary.count(op->second);
+    return kUnary.count(op->second) != 0;
   return false;
 }
 

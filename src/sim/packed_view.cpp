@@ -182,7 +182,9 @@ std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, 
 // bytes), and 0x19f4 and the pair 0x1a00/0x1a04 relocated to __const at
 // offset 0; H15 - H17 0x5500=0x102c0, 0x5610=0x21, 0x5614=0x80 and the pair
 // 0x5618/0x561c relocated at offset 0 to __const (H15) or __KERN_0 (H16,
-// H17) (sigmoid, tanh, gelu, silu, exp, sqrt, rsqrt, leaky_relu at C64). The table's bytes are H13's
+// H17); H18 the same words two to four slots on, 0x562c, 0x5630 and the pair
+// 0x5638/0x563c (sigmoid, tanh, gelu, silu, exp, sqrt, rsqrt, leaky_relu at
+// C64). The table's bytes are H13's
 // table words. On H13 the table is kernel lane 0: the view programs that lane
 // with the same slot, offset and size.
 struct TableDma {
@@ -195,6 +197,7 @@ constexpr TableDma kTableDmas[] = {
     {Generation::H15, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
     {Generation::H16, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
     {Generation::H17, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
+    {Generation::H18, 0x5500, 0x562c, 0x5630, {0x5638, 0x563c, 0}},
 };
 
 Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
@@ -387,11 +390,6 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   // cores), H14+ only by TaskType (0 = NE).
   const uint32_t type = v.get(*h13().find("Common.Cfg.TaskType"));
   if (type == 0) {
-    if (gen == Generation::H18)
-      return unsupported_in(fmt::format("{} neural-engine task (Common.Cfg.TaskType=0): mapped on H14 - H17 only "
-                                        "so far",
-                                        gname),
-                            t.index);
     v.set(*h13().find("Header[8].ENE"), 1);
     if (v.get(*h13().find("NE.MACCfg.NonlinearMode")) == 2)
       if (Status s = table_dma(t, v, covered); !s) return s.error();

@@ -301,7 +301,8 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
   // (env_bcast_*: Src2C with the second source's plane stride unwritten, Src2W
   // and Src2H with its row stride unwritten, one task each); H13 and H14 stage
   // it in L2 in a task of its own.
-  const bool dma_broadcast = opts.generation == Generation::H16;
+  const bool dma_broadcast = opts.generation == Generation::H16 || opts.generation == Generation::H17 ||
+                             opts.generation == Generation::H18;
   ANE_TRY(plan_operand(c, in, first_operand(), p.a, dma_broadcast));
   if (p.engine == Engine::Pe) {
     if (p.pe.second != 0) ANE_TRY(plan_operand(c, in, second_operand(), p.b, dma_broadcast));
