@@ -42,9 +42,9 @@ bool expected_to_run(const packed::Fixture& f) {
   if (f.family == "binary_runtime") return kBinary.count(op->second);
   // A scalar constant folds into the task (PE bias or scale, or an NE clamp);
   // a tensor constant read from __const is refused (its source-2 layout,
-  // TaskType 4 with broadcast bit 9, is not established).
-  if (f.family == "binary_constant")
-    return f.params.at("constant") == "scalar" && (kBinary.count(op->second) || op->second == "real_div");
+  // TaskType 4 with broadcast bit 9, is not established), and so is a scalar
+  // divisor, which Apple turns into such a tensor of reciprocals.
+  if (f.family == "binary_constant") return f.params.at("constant") == "scalar" && kBinary.count(op->second);
   if (f.family == "env_broadcast")
     return (f.target == "h14" || f.target == "h16" || f.target == "h17" || f.target == "h18") &&
            (f.params.at("operand") == "scalar" ||
