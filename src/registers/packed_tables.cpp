@@ -30,8 +30,7 @@ namespace {
 using Variants = uint8_t;
 constexpr Variants H14 = 1, H15 = 2, H16 = 4, H17 = 8, H18 = 16;
 constexpr Variants H14_15 = H14 | H15, H16_18 = H16 | H17 | H18, H15_18 = H15 | H16_18, All = H14 | H15_18;
-constexpr Variants H14_17 = H14 | H15 | H16 | H17, H15_17 = H15 | H16 | H17, H16_17 = H16 | H17,
-                   H14_H17 = H14 | H16 | H17;
+constexpr Variants H14_17 = H14 | H15 | H16 | H17, H15_17 = H15 | H16 | H17;
 
 Variants variant_of(Generation g) {
   switch (g) {

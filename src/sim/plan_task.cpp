@@ -297,12 +297,12 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
       ANE_TRY(c.eq_with(F.cout, in.c, F.cin));
     }
   }
-  // H16's broadcast records read the repeated operand through tile DMA
+  // H15 - H18's broadcast records read the repeated operand through tile DMA
   // (env_bcast_*: Src2C with the second source's plane stride unwritten, Src2W
   // and Src2H with its row stride unwritten, one task each); H13 and H14 stage
   // it in L2 in a task of its own.
-  const bool dma_broadcast = opts.generation == Generation::H16 || opts.generation == Generation::H17 ||
-                             opts.generation == Generation::H18;
+  const Generation g = opts.generation;
+  const bool dma_broadcast = g == Generation::H15 || g == Generation::H16 || g == Generation::H17 || g == Generation::H18;
   ANE_TRY(plan_operand(c, in, first_operand(), p.a, dma_broadcast));
   if (p.engine == Engine::Pe) {
     if (p.pe.second != 0) ANE_TRY(plan_operand(c, in, second_operand(), p.b, dma_broadcast));
