@@ -34,6 +34,29 @@ constexpr const char* kMustWrite[] = {"Common.Cfg.TaskType", "Common.InDim.Win",
                                       "Common.Cin.Cin",      "Common.Cout.Cout",   "Common.OutDim.Wout",
                                       "Common.OutDim.Hout",  "L2.SourceCfg.SourceType", "L2.ResultCfg.ResultType"};
 
+// Fields only the neural engine reads (H13's planner takes them for NE
+// tasks alone): a planar-engine task does not depend on what they hold.
+bool ne_only(std::string_view h13_field) {
+  return h13_field == "Common.GroupConvCfg.UnicastEn" || h13_field == "Common.GroupConvCfg.UnicastCin" ||
+         h13_field.rfind("NE.", 0) == 0;
+}
+
+// The generation's name of an H13 L2 type field (H15+ keep the second
+// source's type in a word of its own).
+const char* h13_type_name(Generation g, const char* h13_field) {
+  if (g >= Generation::H15 && std::string_view(h13_field) == "L2.SourceCfg.Source2Type") return "L2.Source2Cfg.SourceType";
+  return h13_field;
+}
+
+// Whether H13's L2 word at `offset` from its block has no named field.
+bool h13_unnamed_l2_word(uint32_t offset) {
+  const BlockInfo& l2 = h13().block(Block::L2);
+  if (offset >= 4 * l2.words) return false;
+  const auto fields = h13().fields_at(Block::L2, l2.base + offset);
+  return !fields.empty() && std::all_of(fields.begin(), fields.end(),
+                                        [](const FieldInfo* f) { return f->reg.rfind("Unk", 0) == 0; });
+}
+
 // H13 fields no H14 - H18 element-wise or activation record writes, and the
 // value the program's own arithmetic needs them to hold: Apple's compiler
 // leaves them unwritten in programs that compute exactly the MIL operation
@@ -166,6 +189,24 @@ std::string numerics_note(Generation g) {
 // task reads has 16 channels too.
 constexpr const char* kSixteenNote =
     "U2: Cin and Cout unwritten, 16 (the one channel count H14's records leave unwritten; the input has 16)";
+
+// Rule U3: a task that leaves TaskType unwritten but writes the neural
+// engine's words and no planar-engine word is a neural-engine task (type 0):
+// every record's task of that kind that writes TaskType writes 0 (H14's
+// broadcast copies into L2: env_bcast_add_1x96x8x8_runtime_1x96x1x1 writes
+// 0x00200001, env_bcast_add_1x768x16x16_runtime_1x1x1x1 leaves it unwritten).
+constexpr const char* kNeTypeNote =
+    "U3: TaskType unwritten in a task that programs the neural engine alone, taken as 0 (NE)";
+
+bool programs_ne_alone(const Task& t) {
+  bool ne = false;
+  for (const auto& [address, value] : t.regs.written_words()) {
+    const BlockInfo* b = t.regs.database().block_at(address);
+    if (b && b->id == Block::PE) return false;
+    ne |= b && b->id == Block::NE;
+  }
+  return ne;
+}
 
 std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, const char* name) {
   const std::string_view n = name;
@@ -323,6 +364,10 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       sixteen.push_back(name);
       continue;
     }
+    if (std::string_view(name) == "Common.Cfg.TaskType" && programs_ne_alone(t)) {
+      view.notes.push_back(kNeTypeNote);
+      continue;  // TaskType 0, the view's value for an unwritten field
+    }
     return unsupported_in(fmt::format("{} {} not written", gname, name), t.index);
   }
 
@@ -335,6 +380,23 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     for (const Inert& i : kInertPe)
       if (Status s = v.set(i.field, i.value); !s) return s.error();
   std::vector<std::string_view> copied;  // H13 names of the fields the task wrote
+  // Fields this task's plan does not read: the neural engine's in a planar-
+  // engine task, and the L2 layout of a source or result that goes through
+  // tile DMA (H13's planner reads those only for a tensor kept in L2).
+  auto via_dma = [&](const char* type) {
+    const FieldInfo* f = gdb.find(h13_type_name(gen, type));
+    return f && g.field_written(*f) && g.get(*f) == 2;
+  };
+  const bool result_dma = via_dma("L2.ResultCfg.ResultType"), source_dma = via_dma("L2.SourceCfg.SourceType"),
+             source2_dma = via_dma("L2.SourceCfg.Source2Type");
+  auto no_effect = [&](std::string_view n) {
+    auto starts = [&](std::string_view p) { return n.rfind(p, 0) == 0; };
+    return (pe_task && ne_only(n)) ||
+           (result_dma && (starts("L2.ResultBase.") || starts("L2.ConvResult"))) ||
+           (source_dma && (starts("L2.SourceBase.") || starts("L2.SourceChannelStride.") ||
+                           starts("L2.SourceRowStride."))) ||
+           (source2_dma && starts("L2.Source2"));
+  };
 
   for (const FieldInfo& f : gdb.fields()) {
     if (f.block == Block::Header || f.reg.rfind("Unk", 0) == 0) continue;
@@ -347,7 +409,9 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       continue;
     }
     // Unwritten here but written by an earlier task: the register may keep
-    // that value, which the view cannot know.
+    // that value, which the view cannot know; unless the field only steers
+    // the neural engine and this is a planar-engine task.
+    if (no_effect(hf->name)) continue;
     if (auto e = earlier.find(f.address); e != earlier.end() && f.extract(e->second) != v.get(*hf))
       return unsupported_in(fmt::format("{} {} not written, but an earlier task set it to {:#x} (whether a register "
                                         "keeps an earlier task's value is unknown)",
@@ -407,12 +471,17 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     const BlockInfo* b = gdb.block_at(address);
     if (!b) return unsupported_in(word_name(gdb, address, value), t.index);
     if (b->id == Block::L2) {
-      if (!dma_only)
-        return unsupported_in(fmt::format("{} with an operand or result kept in L2 (L2-resident tensors are not "
-                                          "mapped on {} yet)",
-                                          word_name(gdb, address, value), gname),
-                              t.index);
-      continue;  // staging layout
+      if (dma_only) continue;  // staging layout
+      // A tensor kept in L2: H14's L2 block is H13's at the same offsets, and
+      // a word H13 leaves unnamed there is one H13's planner does not read.
+      if (gen == Generation::H14 && h13_unnamed_l2_word(address - b->base)) {
+        view.traced.push_back(word_name(gdb, address, value));
+        continue;
+      }
+      return unsupported_in(fmt::format("{} with an operand or result kept in L2 (L2-resident tensors are "
+                                        "mapped on H14 only)",
+                                        word_name(gdb, address, value)),
+                            t.index);
     }
     if (b->id == Block::CacheDMA) {
       view.traced.push_back(word_name(gdb, address, value));
