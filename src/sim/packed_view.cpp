@@ -261,9 +261,15 @@ Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& 
                                 a));
     entry = s->relocation();
   }
-  if (g.word(d->first) != 0x102c0 || g.word(d->enable) != 0x21 || g.word(d->size) != 0x80)
-    return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x}, {:#x}={:#x} (every record: 0x102c0, 0x21, 0x80)", d->first,
-                              g.word(d->first), d->enable, g.word(d->enable), d->size, g.word(d->size)));
+  // The first word is 0x102c0 in every activation record and 0x10240 in
+  // real_div's reciprocal table: they differ in bit 7 alone, inside bits 6-9,
+  // where H13's CoeffDMAConfig holds its CacheHint (a hint: no effect on the
+  // bytes read).
+  const uint32_t first = g.word(d->first);
+  if ((first & ~0x3c0u) != 0x10000 || g.word(d->enable) != 0x21 || g.word(d->size) != 0x80)
+    return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x}, {:#x}={:#x} (every record: 0x10000 plus a cache hint in "
+                              "bits 6-9, 0x21, 0x80)",
+                              d->first, first, d->enable, g.word(d->enable), d->size, g.word(d->size)));
   const FieldInfo* kbase0 = h13().find("Header[9].KBase0");
   if (*entry >= (1u << kbase0->width)) return refuse("descriptor entry out of range");
   v.set(*kbase0, *entry);
