@@ -48,6 +48,18 @@ const char* h13_type_name(Generation g, const char* h13_field) {
   return h13_field;
 }
 
+// H13's L2 offset of a generation's L2 word, where the layouts match: H14's
+// block is H13's; H15 inserts Source2Cfg at +0x08 and moves the rest up one
+// word; H16 - H18 move the sources up two words and the result (H13 +0x30 on)
+// six (the named fields of docs/registers-h1x.md place them so).
+std::optional<uint32_t> h13_l2_offset(Generation g, uint32_t offset) {
+  if (g == Generation::H14 || offset < 0x08) return offset;
+  if (g == Generation::H15) return offset >= 0x0c ? std::optional<uint32_t>(offset - 4) : std::nullopt;
+  if (offset >= 0x10 && offset < 0x38) return offset - 8;
+  if (offset >= 0x48 && offset < 0x60) return offset - 0x18;
+  return std::nullopt;
+}
+
 // Whether H13's L2 word at `offset` from its block has no named field.
 bool h13_unnamed_l2_word(uint32_t offset) {
   const BlockInfo& l2 = h13().block(Block::L2);
@@ -478,14 +490,18 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     if (!b) return unsupported_in(word_name(gdb, address, value), t.index);
     if (b->id == Block::L2) {
       if (dma_only) continue;  // staging layout
-      // A tensor kept in L2: H14's L2 block is H13's at the same offsets, and
-      // a word H13 leaves unnamed there is one H13's planner does not read.
-      if (gen == Generation::H14 && h13_unnamed_l2_word(address - b->base)) {
+      // A tensor kept in L2: a word at the slot of one H13 leaves unnamed is
+      // one H13's planner does not read; nor does it read H15+'s second-source
+      // config beyond its type (H13 has no such word, and reads only the
+      // types of SourceCfg).
+      const FieldInfo* src2_type = gdb.find("L2.Source2Cfg.SourceType");
+      const auto o = h13_l2_offset(gen, address - b->base);
+      if ((o && h13_unnamed_l2_word(*o)) || (src2_type && address == src2_type->address)) {
         view.traced.push_back(word_name(gdb, address, value));
         continue;
       }
-      return unsupported_in(fmt::format("{} with an operand or result kept in L2 (L2-resident tensors are "
-                                        "mapped on H14 only)",
+      return unsupported_in(fmt::format("{} with an operand or result kept in L2 (its role in H13's L2 layout is "
+                                        "not established)",
                                         word_name(gdb, address, value)),
                             t.index);
     }
