@@ -482,6 +482,13 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   const bool dma_only = v.get(*h13().find("L2.SourceCfg.SourceType")) == 2 &&
                         v.get(*h13().find("L2.ResultCfg.ResultType")) == 2 &&
                         (type != 3 || v.get(*h13().find("L2.SourceCfg.Source2Type")) == 2);
+  // Groups over a tensor kept in L2 step by the L2 group stride, a word H13
+  // leaves unnamed (H14's batch broadcasts repeat one copy across groups).
+  if (!dma_only && v.get(*h13().find("Common.GroupConvCfg.NumGroups")) > 1)
+    return unsupported_in(fmt::format("{} {} groups over a tensor kept in L2 (the L2 group stride is not "
+                                      "established)",
+                                      gname, v.get(*h13().find("Common.GroupConvCfg.NumGroups"))),
+                          t.index);
 
   for (const auto& [address, bits] : covered) {
     const uint32_t value = g.word(address), rest = value & ~bits;
