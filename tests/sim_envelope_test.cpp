@@ -166,6 +166,11 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
       {"pass", field("NE.MACCfg.OpMode", 3), unsupported("Common.GroupConvCfg.UnicastEn=0 with NE.MACCfg.OpMode=3")},
       {"pass", field("Common.GroupConvCfg.UnicastEn", 1, "Common.GroupConvCfg.UnicastCin", 2),
        unsupported("Common.GroupConvCfg.UnicastCin=2 with Common.GroupConvCfg.UnicastEn=1")},
+      // OpMode 2: the product of channel groups, with ElemMultMode set (pow).
+      {"pass", field("NE.MACCfg.OpMode", 2), unsupported("Common.GroupConvCfg.ElemMultMode=0")},
+      {"pass", field("Common.GroupConvCfg.ElemMultMode", 1), unsupported("Common.GroupConvCfg.ElemMultMode=1")},
+      {"pass", [](RegisterImage& r) { set(r, "NE.MACCfg.OpMode", 2); set(r, "Common.GroupConvCfg.ElemMultMode", 1); },
+       unsupported("Common.GroupConvCfg.UnicastEn=0 with NE.MACCfg.OpMode=2")},
       {"pass", field("NE.MACCfg.OpMode", 5), unsupported("NE.MACCfg.OpMode=5")},
       {"pass", field("NE.MACCfg.KernelMode", 0), unsupported("NE.MACCfg.KernelMode=0 with NE.MACCfg.OpMode=4")},
 

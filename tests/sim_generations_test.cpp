@@ -54,9 +54,17 @@ bool expected_to_run(const packed::Fixture& f) {
   if (op == f.params.end()) return false;
   // H14's broadcast of another shape is two tasks: the operand copied into
   // L2 by the neural engine, then the planar engine's op reading it there.
-  if (f.tasks.size() != 1 && !(f.tasks.size() == 2 && (f.family == "env_broadcast" || f.family == "binary_runtime")))
+  if (f.tasks.size() != 1 && !(f.tasks.size() <= 3 && (f.family == "env_broadcast" || f.family == "binary_runtime")))
     return false;
   if (f.family == "binary_runtime" && op->second == "real_div") return real_div_runs(f);
+  // pow is three tasks on H14 - H17: z copied into L2, log2 x beside it, then
+  // the neural engine's product of each channel pair and the exp2 table.
+  // H18 computes the product on the planar engine and leaves its ResultCfg
+  // unwritten: not mapped.
+  if (f.family == "binary_runtime" && op->second == "pow") {
+    const auto s = shape_of(f.params.at("shape"));  // [1,C,1,1]: as real_div's, L2 strides unwritten
+    return f.tasks.size() == 3 && f.target != "h18" && s[2] * s[3] > 1;
+  }
   if (f.tasks.size() != 1 && f.family == "binary_runtime") return false;
   if (f.family == "binary_runtime") return kBinary.count(op->second);
   // A scalar constant folds into the task (PE bias or scale, or an NE clamp);
@@ -189,6 +197,12 @@ int ulps(uint16_t a, uint16_t b) {
 // relative; T's result is rounded to fp16 in L2 and the product once more
 // (2^-11 relative each). H13's eiln div kernel, the same table, measures 1.6e-3.
 constexpr double kRealDivRelative = 5e-3;
+// exp2(z * log2 x) through two tables: log2's mantissa nodes h = 1/16 apart
+// miss log2 m by h^2/8 max|(log2 m)''| = 2^-8 / 8 * 5.77 = 2.8e-3 near m =
+// 0.5, and its fp16 result (|log2 x| <= 2 here) is off by up to 9.8e-4; times
+// |z| <= 4 that is 1.5e-2 in the exponent, 1.05e-2 relative after exp2, whose
+// own table (h = 1/16 on [0, 1)) adds 4.7e-4, and the roundings 2^-11 each.
+constexpr double kPowRelative = 1.5e-2;
 
 class PackedRun : public ::testing::TestWithParam<std::string> {};
 
@@ -209,6 +223,7 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
       hi = activation_case(*fx).hi;
     }
     if (fx->params.at("operation") == "real_div") lo = 1.0 / 8, hi = 8;  // a divisor away from 0
+    if (fx->params.at("operation") == "pow") lo = 1.0 / 4, hi = 4;       // x > 0, x^z within fp16
     for (const Buffer& b : s->inputs()) {
       const auto shape = b.shape();
       if (!shape) return make_error("input without a shape: " + b.name);
@@ -241,7 +256,8 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   ASSERT_TRUE(values.ok()) << values.error().str();
   const std::string& operation = fx->params.at("operation");
   const bool ne = is_activation(*fx) ? operation != "abs"
-                                        : fx->family == "binary_constant" && (operation == "maximum" || operation == "minimum");
+                 : operation == "pow" ||
+                       (fx->family == "binary_constant" && (operation == "maximum" || operation == "minimum"));
   const std::string engine = ne ? "NE " : "PE ";
   EXPECT_EQ(summary.rfind(fmt::format("task {} ({}): {}", program->tasks.back().index,
                                       generation_name(program->generation), engine),
@@ -305,6 +321,17 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   // max / min are exact; add, sub and mul round once to fp16 here, and the
   // planar engine rounds its fp32 result once more at most: one unit apart
   // at the most, and equal almost everywhere.
+  if (op == "pow") {  // within kPowRelative of the exact power
+    double worst = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      const double want = std::pow(fp16_to_float(a[i]), fp16_to_float(b[i])), got = fp16_to_float(out[i]);
+      worst = std::max(worst, std::fabs(got - want) / want);
+      ASSERT_LE(std::fabs(got - want), kPowRelative * want)
+          << fp16_to_float(a[i]) << " ^ " << fp16_to_float(b[i]) << " = " << got << ", want " << want;
+    }
+    if (std::getenv("LIBANE_SHOW_WORST")) std::printf("pow worst relative error %.3g\n", worst);
+    return;
+  }
   if (op == "real_div") {  // within kRealDivRelative of the exact quotient
     double worst = 0;
     for (size_t i = 0; i < out.size(); ++i) {

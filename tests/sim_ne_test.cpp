@@ -69,6 +69,21 @@ TEST(SimNe, PassThroughCopies) {
   EXPECT_EQ(r.trace.op, "pass");
 }
 
+TEST(SimNe, ElementwiseMultiplyModeTakesTheProductOfEachChannelPair) {
+  // 4 channels in, 2 out: out 0 = in 0 * in 1, out 1 = in 2 * in 3 (the
+  // layout pow's last task reads: z and log2 x side by side).
+  RegisterImage r = test::pass_task(4, 1, 2);
+  set(r, "Common.Cout.Cout", 2);
+  set(r, "NE.MACCfg.OpMode", 2);
+  set(r, "Common.GroupConvCfg.ElemMultMode", 1);
+  set(r, "Common.GroupConvCfg.UnicastEn", 1);
+  set(r, "Common.GroupConvCfg.UnicastCin", 2);
+  const auto res = run(r, 4, 2, 1, 2, {1.5f, -2, 3, 0.25f, -4, 0.5f, 6, 8});
+  ASSERT_EQ(res.error, "");
+  EXPECT_EQ(res.out, (std::vector<float>{4.5f, -0.5f, -24, 4}));  // 1.5 * 3, -2 * 0.25, -4 * 6, 0.5 * 8
+  EXPECT_EQ(res.trace.op, "channel-product");
+}
+
 TEST(SimNe, ReluClampsNegativesToZero) {
   const auto r = run(test::pass_task(1, 1, 4, 1), 1, 1, 1, 4, {-3, 5, -1, 2});
   ASSERT_EQ(r.error, "");

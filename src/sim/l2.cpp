@@ -58,7 +58,7 @@ Expected<L2View> L2Store::by_address(uint64_t address, const Operand& op, const 
     for (uint64_t c = 0; c < rd.c; ++c)
       for (uint64_t h = 0; h < rd.h; ++h)
         for (uint64_t w = 0; w < rd.w; ++w) at.emplace(base + r.offset(rd, g, c, h, w), i++);
-  L2View v{&r, 0, false, {}};
+  L2View v{&r, 0, false, {}, {}};
   const Dims& d = op.dims;
   v.index.reserve(d.elements());
   for (uint64_t g = 0; g < d.g; ++g)
@@ -67,10 +67,44 @@ Expected<L2View> L2Store::by_address(uint64_t address, const Operand& op, const 
         for (uint64_t w = 0; w < d.w; ++w) {
           const uint64_t a = address + g * op.l2_group + h * op.l2_row + c * op.l2_channel + 2 * w;
           const auto hit = at.find(a);
-          if (hit == at.end())
-            return make_error(fmt::format("task {}: the {} reads L2 byte {:#x}, which task {} did not write", task,
-                                          what, a, r.task));
+          if (hit == at.end()) return across_results(address, op, what, task);
           v.index.push_back(hit->second);
+        }
+  return v;
+}
+
+Expected<L2View> L2Store::across_results(uint64_t address, const Operand& op, const char* what,
+                                         uint32_t task) const {
+  constexpr uint64_t kMaxValues = uint64_t{1} << 22;
+  uint64_t total = 0;
+  for (const auto& [base, r] : results_) total += r.data.size();
+  if (total > kMaxValues || op.dims.elements() > kMaxValues)
+    return make_error(fmt::format("unsupported: the {} gathers from {} L2 values across results in task {} (at "
+                                  "most {} values)",
+                                  what, total, task, kMaxValues));
+  std::unordered_map<uint64_t, uint16_t> at;
+  at.reserve(total);
+  for (const auto& [base, r] : results_) {
+    const Dims& rd = r.dims;
+    uint64_t i = 0;
+    for (uint64_t g = 0; g < rd.g; ++g)
+      for (uint64_t c = 0; c < rd.c; ++c)
+        for (uint64_t h = 0; h < rd.h; ++h)
+          for (uint64_t w = 0; w < rd.w; ++w) at[base + r.offset(rd, g, c, h, w)] = r.data[i++];
+  }
+  L2View v{&results_.begin()->second, 0, false, {}, {}};
+  const Dims& d = op.dims;
+  v.gathered.reserve(d.elements());
+  for (uint64_t g = 0; g < d.g; ++g)
+    for (uint64_t c = 0; c < d.c; ++c)
+      for (uint64_t h = 0; h < d.h; ++h)
+        for (uint64_t w = 0; w < d.w; ++w) {
+          const uint64_t a = address + g * op.l2_group + h * op.l2_row + c * op.l2_channel + 2 * w;
+          const auto hit = at.find(a);
+          if (hit == at.end())
+            return make_error(
+                fmt::format("task {}: the {} reads L2 byte {:#x}, which no earlier task wrote", task, what, a));
+          v.gathered.push_back(hit->second);
         }
   return v;
 }
@@ -84,7 +118,7 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
   if (it == results_.end()) {
     for (const auto& [base, r] : results_) {
       uint32_t k = 0;
-      if (channel_slice(base, r, address, op, k)) return L2View{&r, k, true, {}};
+      if (channel_slice(base, r, address, op, k)) return L2View{&r, k, true, {}, {}};
     }
     return make_error(fmt::format("task {}: the {} reads L2 at {:#x}, where no earlier task left a result", task,
                                   what, address));
@@ -92,11 +126,11 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
   const L2Result& r = it->second;
   const uint64_t want = op.stored().elements(), have = r.dims.elements();
   uint32_t k = 0;
-  if (want < have && channel_slice(address, r, address, op, k)) return L2View{&r, 0, true, {}};
+  if (want < have && channel_slice(address, r, address, op, k)) return L2View{&r, 0, true, {}, {}};
   if (want != have)
     return make_error(fmt::format("task {}: the {} reads {} values{} from L2 at {:#x}, where task {} left {}", task,
                                   what, want, op.broadcasts() ? " (before broadcasting)" : "", address, r.task, have));
-  return L2View{&r, 0, false, {}};
+  return L2View{&r, 0, false, {}, {}};
 }
 
 uint64_t L2Store::bytes() const {

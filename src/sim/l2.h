@@ -43,6 +43,9 @@ struct L2View {
   // By address: element i of the operand is result->data[index[i]] (a result
   // re-read with other strides, e.g. transposed).
   std::vector<uint32_t> index;
+  // By address across several results (pow's last task reads the channels
+  // of two, interleaved): the operand's fp16 values, in its order.
+  std::vector<uint16_t> gathered;
 };
 
 class L2Store {
@@ -57,6 +60,13 @@ class L2Store {
   // strides name must be one a result's own strides wrote.
   Expected<L2View> by_address(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
   uint64_t bytes() const;
+
+ private:
+  // by_address over every result: each element the reader's strides name
+  // must be one some earlier result wrote.
+  Expected<L2View> across_results(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
+
+ public:
   void clear() { results_.clear(); }
 
  private:

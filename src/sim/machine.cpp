@@ -68,6 +68,11 @@ void gather(const BoundOperand& b, float* out, bool ftz, bool count, uint64_t& s
     repeat_broadcast(op, op.dma.dims, 0, out, [&](uint64_t i) { return stored[i]; });
     return;
   }
+  if (!b.l2.gathered.empty()) {  // gathered across results
+    for (uint64_t i = 0; i < b.l2.gathered.size(); ++i)
+      out[i] = fp16_to_float(load_fp16_bits(b.l2.gathered[i], ftz, subnormals));
+    return;
+  }
   const auto& data = b.l2.result->data;
   if (!b.l2.index.empty()) {  // gathered by address
     for (uint64_t i = 0; i < b.l2.index.size(); ++i)
@@ -226,11 +231,14 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     y.d = *out;
   } else if (p.ne.mac != NePlan::Mac::Conv) {
     Buf<float>* src = *x;
-    if (p.ne.mac == NePlan::Mac::ChannelMax) {
-      auto m = ws.floats(p.out.dims.elements(), "the channel maxima", index);
+    if (p.ne.mac == NePlan::Mac::ChannelMax || p.ne.mac == NePlan::Mac::ChannelProduct) {
+      auto m = ws.floats(p.out.dims.elements(), "the channel groups' results", index);
       if (!m) return m.error();
-      ne_channel_max(src->data(), uint64_t{p.out.dims.g} * p.out.dims.c, p.ne.unicast_cin,
-                     uint64_t{p.out.dims.h} * p.out.dims.w, (*m)->data());
+      const uint64_t channels = uint64_t{p.out.dims.g} * p.out.dims.c, hw = uint64_t{p.out.dims.h} * p.out.dims.w;
+      if (p.ne.mac == NePlan::Mac::ChannelMax)
+        ne_channel_max(src->data(), channels, p.ne.unicast_cin, hw, (*m)->data());
+      else
+        ne_channel_product(src->data(), channels, p.ne.unicast_cin, hw, (*m)->data());
       src = *m;
     }
     if (Status s = ne_pass(src, p, lut ? &*lut : nullptr, opts, ws, index, y, rec.notes); !s) return s;

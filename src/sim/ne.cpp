@@ -181,6 +181,16 @@ void ne_channel_max(const float* x, uint64_t channels, uint32_t n, uint64_t hw, 
   }
 }
 
+void ne_channel_product(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y) {
+  for (uint64_t c = 0; c < channels; ++c) {
+    float* out = y + c * hw;
+    const float* in = x + c * n * hw;
+    std::copy_n(in, hw, out);
+    for (uint32_t k = 1; k < n; ++k)
+      for (uint64_t i = 0; i < hw; ++i) out[i] *= in[k * hw + i];
+  }
+}
+
 Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutReading* lut, const Options& opts, Workspace& ws,
                uint32_t task, Values& out, std::vector<std::string>& notes) {
   out.wide = false;

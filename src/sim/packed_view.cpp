@@ -60,6 +60,15 @@ std::optional<uint32_t> h13_l2_offset(Generation g, uint32_t offset) {
   return std::nullopt;
 }
 
+// Rule U4: an L2 base a task leaves unwritten is 0, whatever an earlier task
+// wrote there. pow's last task (H14 - H17) reads the two tensors its first
+// tasks left at L2 0 and 0x10 with SourceBase unwritten, after both wrote
+// 0x4100 there (their staging copies): kept, that value would read x's copy
+// instead of z and log2 x.
+bool l2_base(std::string_view h13_field) {
+  return h13_field == "L2.SourceBase.Addr" || h13_field == "L2.Source2Base.Addr" || h13_field == "L2.ResultBase.Addr";
+}
+
 // Whether H13's L2 word at `offset` from its block has no named field.
 bool h13_unnamed_l2_word(uint32_t offset) {
   const BlockInfo& l2 = h13().block(Block::L2);
@@ -244,13 +253,15 @@ struct TableDma {
   Generation gen;
   uint32_t first, enable, size;
   std::array<uint32_t, 3> based;  // relocated words naming the table (0: none)
+  uint32_t lanes;                 // the 16 coefficient lanes' config words
+  uint32_t extra_lanes;           // more lane config words, up to the table's enable (0: none)
 };
 constexpr TableDma kTableDmas[] = {
-    {Generation::H14, 0x1900, 0x19e4, 0x1a14, {0x19f4, 0x1a00, 0x1a04}},
-    {Generation::H15, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
-    {Generation::H16, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
-    {Generation::H17, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}},
-    {Generation::H18, 0x5500, 0x562c, 0x5630, {0x5638, 0x563c, 0}},
+    {Generation::H14, 0x1900, 0x19e4, 0x1a14, {0x19f4, 0x1a00, 0x1a04}, 0x1918, 0x19d8},
+    {Generation::H15, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}, 0x5520, 0},
+    {Generation::H16, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}, 0x5520, 0},
+    {Generation::H17, 0x5500, 0x5610, 0x5614, {0x5618, 0x561c, 0}, 0x5520, 0},
+    {Generation::H18, 0x5500, 0x562c, 0x5630, {0x5638, 0x563c, 0}, 0x5520, 0},
 };
 
 Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
@@ -263,32 +274,50 @@ Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& 
   for (const TableDma& x : kTableDmas)
     if (x.gen == t.generation) d = &x;
   if (!d) return refuse("not mapped on this generation");
+  // The base: relocated words naming one place; the last is the high word
+  // (0), the others hold the table's byte offset in that section (0, or 0x80
+  // for the second table of pow's last task), 64-byte aligned.
   std::optional<uint32_t> entry;
+  uint32_t offset = 0;
+  const uint32_t high = d->based[2] ? d->based[2] : d->based[1];
   for (uint32_t a : d->based) {
     if (a == 0) continue;
     const RegisterStream* s = record_writing(t, a);
-    if (!s || !s->relocated() || g.word(a) != 0 || (entry && *entry != s->relocation()))
-      return refuse(fmt::format("{:#x} is not a relocated 0 naming the same place as the table's other base words "
-                                "(the table's address is unknown)",
-                                a));
+    const uint32_t w = g.word(a);
+    if (!s || !s->relocated() || (entry && *entry != s->relocation()) || (a == high ? w != 0 : w % 64 != 0) ||
+        (a != high && a != d->based[0] && w != offset))
+      return refuse(fmt::format("{:#x}={:#x} is not a relocated word naming the same place as the table's other "
+                                "base words (the table's address is unknown)",
+                                a, w));
+    if (a == d->based[0]) offset = w;
     entry = s->relocation();
   }
-  // The first word is 0x102c0 in every activation record and 0x10240 in
-  // real_div's reciprocal table: they differ in bit 7 alone, inside bits 6-9,
-  // where H13's CoeffDMAConfig holds its CacheHint (a hint: no effect on the
-  // bytes read).
-  const uint32_t first = g.word(d->first);
-  if ((first & ~0x3c0u) != 0x10000 || g.word(d->enable) != 0x21 || g.word(d->size) != 0x80)
-    return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x}, {:#x}={:#x} (every record: 0x10000 plus a cache hint in "
-                              "bits 6-9, 0x21, 0x80)",
-                              d->first, first, d->enable, g.word(d->enable), d->size, g.word(d->size)));
+  // The first word is 0x102c0 in every activation record; the others differ
+  // in bit 7 (0x10240, real_div's reciprocal table), inside bits 6-9 where
+  // H13's CoeffDMAConfig holds its CacheHint, and in bits 16-17, which step
+  // with the enable word's bits 16-17 from task to task of one program (pow:
+  // 0x20240 with 0x10021, then 0x302c0 with 0x20021; a matvec's lanes
+  // 0x10021 under 0x202c0), like buffer slots of a prefetch. Neither changes
+  // the bytes read.
+  const uint32_t first = g.word(d->first), enable = g.word(d->enable);
+  if ((first & ~0x303c0u) != 0 || (first & 0x30000u) == 0 || (enable & ~0x30000u) != 0x21 ||
+      g.word(d->size) != 0x80)
+    return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x}, {:#x}={:#x} (every record: slot bits 16-17 and a cache "
+                              "hint in bits 6-9, 0x21 with slot bits, 0x80)",
+                              d->first, first, d->enable, enable, d->size, g.word(d->size)));
   const FieldInfo* kbase0 = h13().find("Header[9].KBase0");
   if (*entry >= (1u << kbase0->width)) return refuse("descriptor entry out of range");
   v.set(*kbase0, *entry);
   v.set(*h13().find("Header[9].KBE0"), 1);
   v.set(*h13().find("KernelDMASrc.CoeffDMAConfig[0].En"), 1);
-  v.set_word(h13().find("KernelDMASrc.CoeffBaseAddr[0].Addr")->address, 0);
+  v.set_word(h13().find("KernelDMASrc.CoeffBaseAddr[0].Addr")->address, offset);
   v.set_word(h13().find("KernelDMASrc.CoeffBfrSize[0].MemBfrSize")->address, 0x80);
+  // Coefficient lanes the task leaves disabled (bit 0, En, clear: 0x00010020
+  // or 0x00020020 with pow's tables) read nothing.
+  for (uint32_t a = d->lanes; d->lanes && a < d->lanes + 16 * 4; a += 4)
+    if (g.written(a) && (g.word(a) & ~0x30000u) == 0x20) covered[a] = 0xffffffffu;
+  for (uint32_t a = d->extra_lanes; d->extra_lanes && a < d->enable; a += 4)
+    if (g.written(a) && (g.word(a) & ~0x30000u) == 0x20) covered[a] = 0xffffffffu;
   for (uint32_t a : {d->first, d->enable, d->size, d->based[0], d->based[1], d->based[2]})
     if (a != 0 && g.written(a)) covered[a] = 0xffffffffu;
   return Ok{};
@@ -409,11 +438,15 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
              source2_dma = via_dma("L2.SourceCfg.Source2Type");
   auto no_effect = [&](std::string_view n) {
     auto starts = [&](std::string_view p) { return n.rfind(p, 0) == 0; };
-    return (pe_task && ne_only(n)) ||
+    return (pe_task && ne_only(n)) || l2_base(n) ||
            (result_dma && (starts("L2.ResultBase.") || starts("L2.ConvResult"))) ||
            (source_dma && (starts("L2.SourceBase.") || starts("L2.SourceChannelStride.") ||
                            starts("L2.SourceRowStride."))) ||
-           (source2_dma && starts("L2.Source2"));
+           (source2_dma && starts("L2.Source2")) ||
+           // No source through tile DMA: the view leaves its words 0 (the
+           // planner requires that); pow's last task reads L2 alone with them
+           // unwritten after its first tasks enabled the DMA.
+           (!source_dma && !source2_dma && starts("TileDMASrc."));
   };
 
   for (const FieldInfo& f : gdb.fields()) {

@@ -38,6 +38,8 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
     ne.mac = NePlan::Mac::AccumulatePass;
   else if (op == 3 && kmode == 1)  // reduce_max over channels (records reduce_*max*_ax1)
     ne.mac = NePlan::Mac::ChannelMax;
+  else if (op == 2 && kmode == 1)  // the product of channel pairs (H14 - H17 pow: z * log2 x)
+    ne.mac = NePlan::Mac::ChannelProduct;
   else if (op != 0 && op != 4)
     return c.fail(F.mac_op);
   else
@@ -68,8 +70,8 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
     ANE_TRY(c.eq(F.group_reuse, 0));
   } else {
     p.op = ne.nonlinear == 0 ? "pass" : ne.nonlinear == 1 ? "relu" : "table";
-    if (ne.mac == NePlan::Mac::ChannelMax) {
-      p.op = "channel-max";
+    if (ne.mac == NePlan::Mac::ChannelMax || ne.mac == NePlan::Mac::ChannelProduct) {
+      p.op = ne.mac == NePlan::Mac::ChannelMax ? "channel-max" : "channel-product";
       ANE_TRY(c.eq_with(F.unicast_en, 1, F.mac_op));
       ne.unicast_cin = c.get(F.unicast_cin);
       if (ne.unicast_cin == 0) return c.fail(F.unicast_cin);

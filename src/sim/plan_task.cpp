@@ -86,7 +86,10 @@ Status check_geometry(const Checker& c) {
   for (const FieldInfo* f : F.kbe_other) ANE_TRY(c.eq(f, 0));
   ANE_TRY(c.eq(F.in_fmt, 2));
   ANE_TRY(c.eq(F.out_fmt, 2));
-  ANE_TRY(c.eq(F.elem_mult, 0));
+  // ElemMultMode goes with the neural engine's product of channel groups
+  // (MACCfg OpMode 2 without a kernel: H14 - H17 pow's last task), alone.
+  const bool product = c.get(F.task_type) == 0 && c.get(F.mac_op) == 2 && c.get(F.mac_kernel_mode) == 1;
+  ANE_TRY(c.eq(F.elem_mult, product ? 1 : 0));
   ANE_TRY(c.eq(F.din, 1));
   ANE_TRY(c.eq(F.dout, 1));
   ANE_TRY(c.eq(F.l2_input_relu, 0));
@@ -291,7 +294,8 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
     in = {groups, c.get(F.cin), c.get(F.hin), c.get(F.win)};
     out = {groups, c.get(F.cout), c.get(F.hout), c.get(F.wout)};
     if (p.engine == Engine::PeReduce) out.h = out.w = 1;  // one value per channel: the H x W plane is reduced
-    if (p.engine == Engine::Ne && p.ne.mac == NePlan::Mac::ChannelMax) {
+    if (p.engine == Engine::Ne &&
+        (p.ne.mac == NePlan::Mac::ChannelMax || p.ne.mac == NePlan::Mac::ChannelProduct)) {
       if (uint64_t{out.c} * p.ne.unicast_cin != in.c) return c.fail_with(F.unicast_cin, F.cin);
     } else {
       ANE_TRY(c.eq_with(F.cout, in.c, F.cin));

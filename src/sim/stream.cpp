@@ -24,7 +24,7 @@ constexpr uint64_t kMinValues = uint64_t{1} << 16;
 bool readable(const BoundOperand& b) {
   const Operand& op = *b.op;
   if (op.from == Operand::From::Dma) return b.mem && !op.dma.channels_inner && op.dma.dims == op.dims;
-  return op.from == Operand::From::L2 && b.l2.result && b.l2.index.empty();
+  return op.from == Operand::From::L2 && b.l2.result && b.l2.index.empty() && b.l2.gathered.empty();
 }
 
 // Whether [begin, end) of one memory and another range overlap.
