@@ -65,6 +65,8 @@ std::optional<uint32_t> h13_l2_offset(Generation g, uint32_t offset) {
 // tasks left at L2 0 and 0x10 with SourceBase unwritten, after both wrote
 // 0x4100 there (their staging copies): kept, that value would read x's copy
 // instead of z and log2 x.
+constexpr const char* kL2BaseNote = "U4: an L2 base the task leaves unwritten is 0";
+
 bool l2_base(std::string_view h13_field) {
   return h13_field == "L2.SourceBase.Addr" || h13_field == "L2.Source2Base.Addr" || h13_field == "L2.ResultBase.Addr";
 }
@@ -515,6 +517,18 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   const bool dma_only = v.get(*h13().find("L2.SourceCfg.SourceType")) == 2 &&
                         v.get(*h13().find("L2.ResultCfg.ResultType")) == 2 &&
                         (type != 3 || v.get(*h13().find("L2.SourceCfg.Source2Type")) == 2);
+  if (!dma_only) {  // U4: which L2 bases the task leaves to be 0
+    const std::pair<const char*, bool> bases[] = {{"L2.SourceBase.Addr", !source_dma},
+                                                  {"L2.Source2Base.Addr", type == 3 && !source2_dma},
+                                                  {"L2.ResultBase.Addr", !result_dma}};
+    for (const auto& [name, in_l2] : bases) {
+      const FieldInfo* f = gdb.find(name);
+      if (in_l2 && !(f && g.field_written(*f))) {
+        view.notes.push_back(kL2BaseNote);
+        break;
+      }
+    }
+  }
   // Groups over a tensor kept in L2 step by the L2 group stride, a word H13
   // leaves unnamed (H14's batch broadcasts repeat one copy across groups).
   if (!dma_only && v.get(*h13().find("Common.GroupConvCfg.NumGroups")) > 1)
