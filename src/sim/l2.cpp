@@ -23,6 +23,31 @@ bool channel_slice(uint64_t base, const L2Result& r, uint64_t address, const Ope
   return true;
 }
 
+// Calls fn(address, index) for each element of `r` left at `base`, in its
+// dense order.
+template <typename Fn>
+void for_each_written(uint64_t base, const L2Result& r, Fn fn) {
+  const Dims& rd = r.dims;
+  uint64_t i = 0;
+  for (uint64_t g = 0; g < rd.g; ++g)
+    for (uint64_t c = 0; c < rd.c; ++c)
+      for (uint64_t h = 0; h < rd.h; ++h)
+        for (uint64_t w = 0; w < rd.w; ++w) fn(base + r.offset(rd, g, c, h, w), i++);
+}
+
+// Calls fn(address) for each element the operand reads from `address` with
+// its own strides, in its order, while fn returns true.
+template <typename Fn>
+bool for_each_read(uint64_t address, const Operand& op, Fn fn) {
+  const Dims& d = op.dims;
+  for (uint64_t g = 0; g < d.g; ++g)
+    for (uint64_t c = 0; c < d.c; ++c)
+      for (uint64_t h = 0; h < d.h; ++h)
+        for (uint64_t w = 0; w < d.w; ++w)
+          if (!fn(address + g * op.l2_group + h * op.l2_row + c * op.l2_channel + 2 * w)) return false;
+  return true;
+}
+
 }  // namespace
 
 // Strides known on both sides (a result with its channel and row strides,
@@ -52,24 +77,16 @@ Expected<L2View> L2Store::by_address(uint64_t address, const Operand& op, const 
                                   what, r.data.size(), task, kMaxValues));
   std::unordered_map<uint64_t, uint32_t> at;
   at.reserve(r.data.size());
-  const Dims& rd = r.dims;
-  uint32_t i = 0;
-  for (uint64_t g = 0; g < rd.g; ++g)
-    for (uint64_t c = 0; c < rd.c; ++c)
-      for (uint64_t h = 0; h < rd.h; ++h)
-        for (uint64_t w = 0; w < rd.w; ++w) at.emplace(base + r.offset(rd, g, c, h, w), i++);
+  for_each_written(base, r, [&](uint64_t a, uint64_t i) { at.emplace(a, static_cast<uint32_t>(i)); });
   L2View v{&r, 0, false, {}, {}};
-  const Dims& d = op.dims;
-  v.index.reserve(d.elements());
-  for (uint64_t g = 0; g < d.g; ++g)
-    for (uint64_t c = 0; c < d.c; ++c)
-      for (uint64_t h = 0; h < d.h; ++h)
-        for (uint64_t w = 0; w < d.w; ++w) {
-          const uint64_t a = address + g * op.l2_group + h * op.l2_row + c * op.l2_channel + 2 * w;
-          const auto hit = at.find(a);
-          if (hit == at.end()) return across_results(address, op, what, task);
-          v.index.push_back(hit->second);
-        }
+  v.index.reserve(op.dims.elements());
+  const bool whole = for_each_read(address, op, [&](uint64_t a) {
+    const auto hit = at.find(a);
+    if (hit == at.end()) return false;
+    v.index.push_back(hit->second);
+    return true;
+  });
+  if (!whole) return across_results(address, op, what, task);
   return v;
 }
 
@@ -84,28 +101,22 @@ Expected<L2View> L2Store::across_results(uint64_t address, const Operand& op, co
                                   what, total, task, kMaxValues));
   std::unordered_map<uint64_t, uint16_t> at;
   at.reserve(total);
-  for (const auto& [base, r] : results_) {
-    const Dims& rd = r.dims;
-    uint64_t i = 0;
-    for (uint64_t g = 0; g < rd.g; ++g)
-      for (uint64_t c = 0; c < rd.c; ++c)
-        for (uint64_t h = 0; h < rd.h; ++h)
-          for (uint64_t w = 0; w < rd.w; ++w) at[base + r.offset(rd, g, c, h, w)] = r.data[i++];
-  }
+  for (const auto& [base, r] : results_)
+    for_each_written(base, r, [&](uint64_t a, uint64_t i) { at[a] = r.data[i]; });
   L2View v{&results_.begin()->second, 0, false, {}, {}};
-  const Dims& d = op.dims;
-  v.gathered.reserve(d.elements());
-  for (uint64_t g = 0; g < d.g; ++g)
-    for (uint64_t c = 0; c < d.c; ++c)
-      for (uint64_t h = 0; h < d.h; ++h)
-        for (uint64_t w = 0; w < d.w; ++w) {
-          const uint64_t a = address + g * op.l2_group + h * op.l2_row + c * op.l2_channel + 2 * w;
-          const auto hit = at.find(a);
-          if (hit == at.end())
-            return make_error(
-                fmt::format("task {}: the {} reads L2 byte {:#x}, which no earlier task wrote", task, what, a));
-          v.gathered.push_back(hit->second);
-        }
+  v.gathered.reserve(op.dims.elements());
+  uint64_t missing = 0;
+  const bool whole = for_each_read(address, op, [&](uint64_t a) {
+    const auto hit = at.find(a);
+    if (hit == at.end()) {
+      missing = a;
+      return false;
+    }
+    v.gathered.push_back(hit->second);
+    return true;
+  });
+  if (!whole)
+    return make_error(fmt::format("task {}: the {} reads L2 byte {:#x}, which no earlier task wrote", task, what, missing));
   return v;
 }
 
