@@ -71,6 +71,20 @@ bool l2_base(std::string_view h13_field) {
   return h13_field == "L2.SourceBase.Addr" || h13_field == "L2.Source2Base.Addr" || h13_field == "L2.ResultBase.Addr";
 }
 
+// TileDMASrc +0x0c is 0xce in every record but those whose second source
+// repeats across the batch (env_bcast_{add,mul}_{2,8}x64x8x8_runtime_1x64x1x1
+// on H15 - H18: several groups, the second source's group stride unwritten,
+// so each group reads the same operand), where it is 0xee. The view reads
+// the bit that differs as marking that repeat, which the unwritten stride
+// already gives it.
+bool src2_repeats_per_group(const Task& t) {
+  const RegisterImage& g = t.regs;
+  const FieldInfo* groups = g.database().find("Common.Groups.NumGroups");
+  if (!groups) groups = g.database().find("Common.GroupConvCfg.NumGroups");
+  const FieldInfo* stride = g.database().find("TileDMASrc.Src2GroupStride.Stride");
+  return groups && stride && g.field_written(*groups) && g.get(*groups) > 1 && !g.field_written(*stride);
+}
+
 // Whether H13's L2 word at `offset` from its block has no named field.
 bool h13_unnamed_l2_word(uint32_t offset) {
   const BlockInfo& l2 = h13().block(Block::L2);
@@ -560,6 +574,10 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
                             t.index);
     }
     if (b->id == Block::CacheDMA) {
+      view.traced.push_back(word_name(gdb, address, value));
+      continue;
+    }
+    if (b->id == Block::TileDMASrc && address - b->base == 0x0c && value == 0xee && src2_repeats_per_group(t)) {
       view.traced.push_back(word_name(gdb, address, value));
       continue;
     }
