@@ -57,13 +57,13 @@ bool expected_to_run(const packed::Fixture& f) {
   if (f.tasks.size() != 1 && !(f.tasks.size() <= 3 && (f.family == "env_broadcast" || f.family == "binary_runtime")))
     return false;
   if (f.family == "binary_runtime" && op->second == "real_div") return real_div_runs(f);
-  // pow is three tasks on H14 - H17: z copied into L2, log2 x beside it, then
-  // the neural engine's product of each channel pair and the exp2 table.
-  // H18 computes the product on the planar engine and leaves its ResultCfg
-  // unwritten: not mapped.
+  // pow is three tasks: on H14 - H17 z copied into L2, log2 x beside it,
+  // then the neural engine's product of each channel pair and the exp2
+  // table; on H18 log2 x into L2, the planar engine's product in its place,
+  // then the exp2 table.
   if (f.family == "binary_runtime" && op->second == "pow") {
     const auto s = shape_of(f.params.at("shape"));  // [1,C,1,1]: as real_div's, L2 strides unwritten
-    return f.tasks.size() == 3 && f.target != "h18" && s[2] * s[3] > 1;
+    return f.tasks.size() == 3 && s[2] * s[3] > 1;
   }
   if (f.tasks.size() != 1 && f.family == "binary_runtime") return false;
   if (f.family == "binary_runtime") return kBinary.count(op->second);

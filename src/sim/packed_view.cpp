@@ -65,6 +65,12 @@ std::optional<uint32_t> h13_l2_offset(Generation g, uint32_t offset) {
 // tasks left at L2 0 and 0x10 with SourceBase unwritten, after both wrote
 // 0x4100 there (their staging copies): kept, that value would read x's copy
 // instead of z and log2 x.
+// The L2 config words' fields beyond the types: H13's planner reads none.
+bool l2_cfg_beyond_types(std::string_view n) {
+  const bool cfg = n.rfind("L2.SourceCfg.", 0) == 0 || n.rfind("L2.ResultCfg.", 0) == 0;
+  return cfg && n != "L2.SourceCfg.SourceType" && n != "L2.SourceCfg.Source2Type" && n != "L2.ResultCfg.ResultType";
+}
+
 constexpr const char* kL2BaseNote = "U4: an L2 base the task leaves unwritten is 0";
 
 bool l2_base(std::string_view h13_field) {
@@ -243,6 +249,25 @@ bool programs_ne_alone(const Task& t) {
     ne |= b && b->id == Block::NE;
   }
   return ne;
+}
+
+// Rule U5: a task that leaves ResultType unwritten, writes no result DMA
+// word but writes the L2 result strides keeps its result in L2 (type 0):
+// H18's pow multiplies on the planar engine into L2 so (its next task reads
+// the product there with the same strides).
+constexpr const char* kL2ResultNote =
+    "U5: ResultType unwritten in a task that writes the L2 result strides and no result DMA word, taken as 0 (kept "
+    "in L2)";
+
+bool keeps_result_in_l2(const Task& t) {
+  const RegisterImage& g = t.regs;
+  const FieldInfo* stride = g.database().find("L2.ConvResultChannelStride.Stride");
+  if (!stride || !g.field_written(*stride)) return false;
+  for (const auto& [address, value] : g.written_words()) {
+    const BlockInfo* b = g.database().block_at(address);
+    if (b && b->id == Block::TileDMADst) return false;
+  }
+  return true;
 }
 
 std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, const char* name) {
@@ -431,6 +456,10 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       view.notes.push_back(kNeTypeNote);
       continue;  // TaskType 0, the view's value for an unwritten field
     }
+    if (std::string_view(name) == "L2.ResultCfg.ResultType" && keeps_result_in_l2(t)) {
+      view.notes.push_back(kL2ResultNote);
+      continue;  // ResultType 0: kept in L2
+    }
     return unsupported_in(fmt::format("{} {} not written", gname, name), t.index);
   }
 
@@ -444,6 +473,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       if (Status s = v.set(i.field, i.value); !s) return s.error();
   std::vector<std::string_view> copied;  // H13 names of the fields the task wrote
   // Fields this task's plan does not read: the neural engine's in a planar-
+  // engine task, the planar engine's and the second source's in a neural-
   // engine task, and the L2 layout of a source or result that goes through
   // tile DMA (H13's planner reads those only for a tensor kept in L2).
   auto via_dma = [&](const char* type) {
@@ -454,7 +484,9 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
              source2_dma = via_dma("L2.SourceCfg.Source2Type");
   auto no_effect = [&](std::string_view n) {
     auto starts = [&](std::string_view p) { return n.rfind(p, 0) == 0; };
-    return (pe_task && ne_only(n)) || l2_base(n) ||
+    return (pe_task && ne_only(n)) || (!pe_task && (starts("PE.") || starts("L2.Source2") ||
+                                                    n == "L2.SourceCfg.Source2Type")) ||
+           l2_base(n) || l2_cfg_beyond_types(n) ||
            (result_dma && (starts("L2.ResultBase.") || starts("L2.ConvResult"))) ||
            (source_dma && (starts("L2.SourceBase.") || starts("L2.SourceChannelStride.") ||
                            starts("L2.SourceRowStride."))) ||
