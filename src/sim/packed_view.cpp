@@ -482,8 +482,17 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   };
   const bool result_dma = via_dma("L2.ResultCfg.ResultType"), source_dma = via_dma("L2.SourceCfg.SourceType"),
              source2_dma = via_dma("L2.SourceCfg.Source2Type");
+  // A row stride over one row has no effect.
+  auto one_row = [&](const char* dim) {
+    const FieldInfo* f = gdb.find(dim);
+    return f && g.field_written(*f) && g.get(*f) == 1;
+  };
+  const bool one_row_in = one_row("Common.InDim.Hin"), one_row_out = one_row("Common.OutDim.Hout");
   auto no_effect = [&](std::string_view n) {
     auto starts = [&](std::string_view p) { return n.rfind(p, 0) == 0; };
+    if ((one_row_in && (starts("L2.SourceRowStride.") || starts("L2.Source2RowStride."))) ||
+        (one_row_out && starts("L2.ConvResultRowStride.")))
+      return true;
     return (pe_task && ne_only(n)) || (!pe_task && (starts("PE.") || starts("L2.Source2") ||
                                                     n == "L2.SourceCfg.Source2Type")) ||
            l2_base(n) || l2_cfg_beyond_types(n) ||
