@@ -101,8 +101,10 @@ Expected<L2View> L2Store::across_results(uint64_t address, const Operand& op, co
                                   what, total, task, kMaxValues));
   std::unordered_map<uint64_t, uint16_t> at;
   at.reserve(total);
-  for (const auto& [base, r] : results_)
-    for_each_written(base, r, [&](uint64_t a, uint64_t i) { at[a] = r.data[i]; });
+  for (const auto& entry : results_) {  // (clang does not capture structured bindings)
+    const L2Result& r = entry.second;
+    for_each_written(entry.first, r, [&](uint64_t a, uint64_t i) { at[a] = r.data[i]; });
+  }
   L2View v{&results_.begin()->second, 0, false, {}, {}};
   v.gathered.reserve(op.dims.elements());
   uint64_t missing = 0;
