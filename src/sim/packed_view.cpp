@@ -394,6 +394,78 @@ Status h18_formats(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
 // (Cond) alone: in every abs record (c64, H15 - H17) and in no other record.
 // Bits 7-8 set with bit 6 are taken as H13's absolute value; any other
 // pattern of them stays unaccounted for, and refuses the task.
+// Rule U6: real_div over [1,C,1,1] (every generation) keeps the reciprocal
+// in L2 between its two tasks with the L2 strides unwritten on both sides;
+// the writing NE pass sets packing words (GroupConvCfg.UnicastCin 4, the
+// OCGSize word 2, Cfg bits 28-29) and the reading PE task broadcast bit 9,
+// none of which any other record sets. The two tasks name one layout, and
+// the values do not depend on which: the view lays the tensor one channel per
+// 16 bytes on both sides, and reads the packing words and bit 9 as that
+// layout. Only those exact values, on one-position tensors.
+constexpr const char* kOnePositionNote =
+    "U6: a one-position tensor kept in L2 with its strides unwritten on both sides, laid one channel per 16 bytes "
+    "(the writer's packing words and the reader's broadcast bit 9 taken as that layout)";
+
+// The value of a named field of the generation's registers, if written.
+std::optional<uint32_t> written_value(const Task& t, const char* name) {
+  const FieldInfo* f = t.regs.database().find(name);
+  if (!f || !t.regs.field_written(*f)) return std::nullopt;
+  return t.regs.get(*f);
+}
+
+// The writing side of U6, from the generation's own registers: an NE pass
+// over one position per channel, kept in L2 with its channel stride
+// unwritten, with Cfg bits 28-29 as real_div's reciprocal task sets them.
+bool one_position_writer(const Task& t) {
+  for (const char* dim : {"Common.InDim.Win", "Common.InDim.Hin", "Common.OutDim.Wout", "Common.OutDim.Hout"})
+    if (written_value(t, dim) != 1u) return false;
+  const FieldInfo* cfg = t.regs.database().find("Common.Cfg.TaskType");
+  const uint32_t high = cfg && t.regs.written(cfg->address) ? t.regs.word(cfg->address) & 0x30000000u : 0;
+  return written_value(t, "Common.Cfg.TaskType") == 0u && written_value(t, "L2.ResultCfg.ResultType") == 0u &&
+         written_value(t, "NE.MACCfg.OpMode") == 4u && !written_value(t, "L2.ConvResultChannelStride.Stride") &&
+         (high == 0x30000000u || high == 0x10000000u);
+}
+
+bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
+                        std::map<uint32_t, uint32_t>& covered) {
+  const RegisterImage& g = t.regs;
+  const RegisterDatabase& gdb = g.database();
+  auto h13v = [&](const char* n) { return v.get(*h13().find(n)); };
+  if (h13v("Common.InDim.Win") != 1 || h13v("Common.InDim.Hin") != 1 || h13v("Common.OutDim.Wout") != 1 ||
+      h13v("Common.OutDim.Hout") != 1)
+    return false;
+  if (one_position_writer(t)) {
+    const uint32_t unicast = h13v("Common.GroupConvCfg.UnicastCin");
+    if (unicast != 1 && unicast != 4) return false;
+    const FieldInfo* cfg = gdb.find("Common.Cfg.TaskType");
+    covered[cfg->address] |= g.word(cfg->address) & 0x30000000u;
+    const uint32_t ocg_word = t.generation <= Generation::H15 ? 0x1c : 0x40;  // Common block offsets
+    if (g.written(ocg_word) && g.word(ocg_word) == 2) covered[ocg_word] |= 2;
+    v.set(*h13().find("Common.GroupConvCfg.UnicastCin"), 1);
+    v.set(*h13().find("L2.ConvResultChannelStride.Stride"), 1);
+    v.set(*h13().find("L2.ConvResultRowStride.Stride"), h13v("Common.Cout.Cout"));
+    return true;
+  }
+  // The reading side: the planar engine's second source from L2 with its
+  // strides unwritten and bit 9, right after a writer of as many channels.
+  const FieldInfo* broadcast = gdb.find("Common.Broadcast.Src1W");
+  if (h13v("Common.Cfg.TaskType") != 3 || h13v("L2.SourceCfg.Source2Type") != 0 ||
+      written_value(t, "L2.Source2ChannelStride.Stride") || !broadcast || !g.written(broadcast->address) ||
+      (g.word(broadcast->address) & 0x200u) == 0 || t.index == 0)
+    return false;
+  const Task* w = nullptr;
+  for (const Task& other : program.tasks)
+    if (other.index + 1 == t.index) w = &other;
+  if (!w || !one_position_writer(*w)) return false;
+  const auto w_cout = written_value(*w, "Common.Cout.Cout");
+  const uint32_t w_channels = w_cout ? *w_cout : 16;  // U2 where unwritten
+  if (w_channels != h13v("Common.Cin.Cin")) return false;
+  covered[broadcast->address] |= 0x200u;
+  v.set(*h13().find("L2.Source2ChannelStride.Stride"), 1);
+  v.set(*h13().find("L2.Source2RowStride.Stride"), h13v("Common.Cin.Cin"));
+  return true;
+}
+
 void abs_bits(const Task& t, std::map<uint32_t, uint32_t>& covered) {
   if (t.generation < Generation::H15) return;
   const FieldInfo* cond = t.regs.database().find("PE.Cfg.Cond");
@@ -531,6 +603,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   if (Status s = fp32_scales(t, v, covered); !s) return s.error();
   if (Status s = h18_formats(t, v, covered); !s) return s.error();
   abs_bits(t, covered);
+  if (one_position_in_l2(program, t, v, covered)) view.notes.push_back(kOnePositionNote);
   if (!sixteen.empty()) view.notes.push_back(kSixteenNote);
 
   // Slots from relocation tags; the high word of each base pair must be 0.
