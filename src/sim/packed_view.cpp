@@ -390,15 +390,12 @@ Status h18_formats(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
   return Ok{};
 }
 
-// H15 - H18 write PE.Cfg bits 6-8 all set where H14 and H13 set bit 6
-// (Cond) alone: in every abs record (c64, H15 - H17) and in no other record.
-// Bits 7-8 set with bit 6 are taken as H13's absolute value; any other
-// pattern of them stays unaccounted for, and refuses the task.
 // Rule U6: real_div over [1,C,1,1] (every generation) keeps the reciprocal
 // in L2 between its two tasks with the L2 strides unwritten on both sides;
-// the writing NE pass sets packing words (GroupConvCfg.UnicastCin 4, the
-// OCGSize word 2, Cfg bits 28-29) and the reading PE task broadcast bit 9,
-// none of which any other record sets. The two tasks name one layout, and
+// the writing NE pass sets packing words no other record sets
+// (GroupConvCfg.UnicastCin 4, the OCGSize word 2, Cfg bits 28-29) and the
+// reading PE task broadcast bit 9 (set besides only by blob constants' PE
+// tasks, after a copy that is not such a writer). The two tasks name one layout, and
 // the values do not depend on which: the view lays the tensor one channel per
 // 16 bytes on both sides, and reads the packing words and bit 9 as that
 // layout. Only those exact values, on one-position tensors.
@@ -466,6 +463,10 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
   return true;
 }
 
+// H15 - H18 write PE.Cfg bits 6-8 all set where H14 and H13 set bit 6
+// (Cond) alone: in every abs record (c64, H15 - H17) and in no other record.
+// Bits 7-8 set with bit 6 are taken as H13's absolute value; any other
+// pattern of them stays unaccounted for, and refuses the task.
 void abs_bits(const Task& t, std::map<uint32_t, uint32_t>& covered) {
   if (t.generation < Generation::H15) return;
   const FieldInfo* cond = t.regs.database().find("PE.Cfg.Cond");
