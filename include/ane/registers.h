@@ -146,6 +146,8 @@ class RegisterImage {
   // Field by full name; error when the name is unknown.
   Expected<uint32_t> get(std::string_view name) const;
   Status set(std::string_view name, uint32_t value);
+  // The field's value when the database names it and the image wrote it.
+  std::optional<uint32_t> written_value(std::string_view name) const;
 
   bool operator==(const RegisterImage& other) const = default;
 

@@ -95,6 +95,12 @@ Expected<uint32_t> RegisterImage::get(std::string_view name) const {
   return get(*f);
 }
 
+std::optional<uint32_t> RegisterImage::written_value(std::string_view name) const {
+  const FieldInfo* f = db_->find(name);
+  if (!f || !field_written(*f)) return std::nullopt;
+  return get(*f);
+}
+
 Status RegisterImage::set(std::string_view name, uint32_t value) {
   const FieldInfo* f = db_->find(name);
   if (!f) return unknown_field(name);

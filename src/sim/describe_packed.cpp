@@ -12,13 +12,6 @@ namespace ane::sim {
 
 namespace {
 
-// The value of a named field the task writes, if the generation names it.
-std::optional<uint32_t> written_field(const RegisterImage& regs, const char* name) {
-  const FieldInfo* f = regs.database().find(name);
-  if (!f || !regs.field_written(*f)) return std::nullopt;
-  return regs.get(*f);
-}
-
 // The tensor (or section) a relocated record binds: the program slot of the
 // record's descriptor entry.
 std::string bound_name(const Program& p, uint32_t entry) {
@@ -38,13 +31,13 @@ std::optional<std::string> binding_of(const Program& p, const Task& t, const cha
 }
 
 std::string dims(const RegisterImage& regs, const char* c, const char* h, const char* w) {
-  const auto cv = written_field(regs, c), hv = written_field(regs, h), wv = written_field(regs, w);
+  const auto cv = regs.written_value(c), hv = regs.written_value(h), wv = regs.written_value(w);
   auto part = [](std::optional<uint32_t> v) { return v ? fmt::format("{}", *v) : std::string("?"); };
   return fmt::format("{}x{}x{}", part(cv), part(hv), part(wv));
 }
 
 std::optional<std::string> pe_operation(const RegisterImage& regs) {
-  const auto op = written_field(regs, "PE.Cfg.OpMode"), sec = written_field(regs, "PE.Cfg.SecSrc");
+  const auto op = regs.written_value("PE.Cfg.OpMode"), sec = regs.written_value("PE.Cfg.SecSrc");
   if (!op || !sec) return std::nullopt;
   static const char* kOps[] = {"add", "mul", "max", "min"};
   if (*sec == 2 && *op < 4) return fmt::format("{}(a, b)", kOps[*op]);
@@ -69,7 +62,7 @@ std::string not_simulated_message(Generation g) {
 std::string describe_packed_task(const Program& p, const Task& t) {
   const RegisterImage& r = t.regs;
   const char* gen = generation_name(t.generation);
-  const auto type = written_field(r, "Common.Cfg.TaskType");
+  const auto type = r.written_value("Common.Cfg.TaskType");
   std::string reads, writes;
   for (const char* f : {"TileDMASrc.BaseAddr.Addr", "TileDMASrc.Src2BaseAddr.Addr"})
     if (auto n = binding_of(p, t, f)) reads += (reads.empty() ? "" : ", ") + *n;
@@ -96,7 +89,7 @@ std::string describe_packed_task(const Program& p, const Task& t) {
     return fmt::format("task {} ({}): PE task, operation not understood (PE.Cfg not written or not a known op); {}",
                        t.index, gen, bound.empty() ? shape : bound);
   }
-  const auto nl = written_field(r, "NE.MACCfg.NonlinearMode"), opm = written_field(r, "NE.MACCfg.OpMode");
+  const auto nl = r.written_value("NE.MACCfg.NonlinearMode"), opm = r.written_value("NE.MACCfg.OpMode");
   if (type && *type == 0 && nl && opm && *opm == 4 && *nl == 2)
     return fmt::format("task {} ({}): NE pass-through with a lookup-table activation, fp16 {}{}{}", t.index, gen, shape,
                        bound.empty() ? "" : "; binds ", bound);

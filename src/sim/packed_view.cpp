@@ -85,10 +85,9 @@ bool l2_base(std::string_view h13_field) {
 // already gives it.
 bool src2_repeats_per_group(const Task& t) {
   const RegisterImage& g = t.regs;
-  const FieldInfo* groups = g.database().find("Common.Groups.NumGroups");
-  if (!groups) groups = g.database().find("Common.GroupConvCfg.NumGroups");
-  const FieldInfo* stride = g.database().find("TileDMASrc.Src2GroupStride.Stride");
-  return groups && stride && g.field_written(*groups) && g.get(*groups) > 1 && !g.field_written(*stride);
+  auto groups = g.written_value("Common.Groups.NumGroups");
+  if (!groups) groups = g.written_value("Common.GroupConvCfg.NumGroups");
+  return groups && *groups > 1 && !g.written_value("TileDMASrc.Src2GroupStride.Stride");
 }
 
 // Whether H13's L2 word at `offset` from its block has no named field.
@@ -261,8 +260,7 @@ constexpr const char* kL2ResultNote =
 
 bool keeps_result_in_l2(const Task& t) {
   const RegisterImage& g = t.regs;
-  const FieldInfo* stride = g.database().find("L2.ConvResultChannelStride.Stride");
-  if (!stride || !g.field_written(*stride)) return false;
+  if (!g.written_value("L2.ConvResultChannelStride.Stride")) return false;
   for (const auto& [address, value] : g.written_words()) {
     const BlockInfo* b = g.database().block_at(address);
     if (b && b->id == Block::TileDMADst) return false;
@@ -403,23 +401,17 @@ constexpr const char* kOnePositionNote =
     "U6: a one-position tensor kept in L2 with its strides unwritten on both sides, laid one channel per 16 bytes "
     "(the writer's packing words and the reader's broadcast bit 9 taken as that layout)";
 
-// The value of a named field of the generation's registers, if written.
-std::optional<uint32_t> written_value(const Task& t, const char* name) {
-  const FieldInfo* f = t.regs.database().find(name);
-  if (!f || !t.regs.field_written(*f)) return std::nullopt;
-  return t.regs.get(*f);
-}
-
 // The writing side of U6, from the generation's own registers: an NE pass
 // over one position per channel, kept in L2 with its channel stride
 // unwritten, with Cfg bits 28-29 as real_div's reciprocal task sets them.
 bool one_position_writer(const Task& t) {
+  const RegisterImage& g = t.regs;
   for (const char* dim : {"Common.InDim.Win", "Common.InDim.Hin", "Common.OutDim.Wout", "Common.OutDim.Hout"})
-    if (written_value(t, dim) != 1u) return false;
-  const FieldInfo* cfg = t.regs.database().find("Common.Cfg.TaskType");
-  const uint32_t high = cfg && t.regs.written(cfg->address) ? t.regs.word(cfg->address) & 0x30000000u : 0;
-  return written_value(t, "Common.Cfg.TaskType") == 0u && written_value(t, "L2.ResultCfg.ResultType") == 0u &&
-         written_value(t, "NE.MACCfg.OpMode") == 4u && !written_value(t, "L2.ConvResultChannelStride.Stride") &&
+    if (g.written_value(dim) != 1u) return false;
+  const FieldInfo* cfg = g.database().find("Common.Cfg.TaskType");
+  const uint32_t high = cfg && g.written(cfg->address) ? g.word(cfg->address) & 0x30000000u : 0;
+  return g.written_value("Common.Cfg.TaskType") == 0u && g.written_value("L2.ResultCfg.ResultType") == 0u &&
+         g.written_value("NE.MACCfg.OpMode") == 4u && !g.written_value("L2.ConvResultChannelStride.Stride") &&
          (high == 0x30000000u || high == 0x10000000u);
 }
 
@@ -447,14 +439,14 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
   // strides unwritten and bit 9, right after a writer of as many channels.
   const FieldInfo* broadcast = gdb.find("Common.Broadcast.Src1W");
   if (h13v("Common.Cfg.TaskType") != 3 || h13v("L2.SourceCfg.Source2Type") != 0 ||
-      written_value(t, "L2.Source2ChannelStride.Stride") || !broadcast || !g.written(broadcast->address) ||
+      g.written_value("L2.Source2ChannelStride.Stride") || !broadcast || !g.written(broadcast->address) ||
       (g.word(broadcast->address) & 0x200u) == 0 || t.index == 0)
     return false;
   const Task* w = nullptr;
   for (const Task& other : program.tasks)
     if (other.index + 1 == t.index) w = &other;
   if (!w || !one_position_writer(*w)) return false;
-  const auto w_cout = written_value(*w, "Common.Cout.Cout");
+  const auto w_cout = w->regs.written_value("Common.Cout.Cout");
   const uint32_t w_channels = w_cout ? *w_cout : 16;  // U2 where unwritten
   if (w_channels != h13v("Common.Cin.Cin")) return false;
   covered[broadcast->address] |= 0x200u;
@@ -549,17 +541,11 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   // engine task, the planar engine's and the second source's in a neural-
   // engine task, and the L2 layout of a source or result that goes through
   // tile DMA (H13's planner reads those only for a tensor kept in L2).
-  auto via_dma = [&](const char* type) {
-    const FieldInfo* f = gdb.find(h13_type_name(gen, type));
-    return f && g.field_written(*f) && g.get(*f) == 2;
-  };
+  auto via_dma = [&](const char* type) { return g.written_value(h13_type_name(gen, type)) == 2u; };
   const bool result_dma = via_dma("L2.ResultCfg.ResultType"), source_dma = via_dma("L2.SourceCfg.SourceType"),
              source2_dma = via_dma("L2.SourceCfg.Source2Type");
   // A row stride over one row has no effect.
-  auto one_row = [&](const char* dim) {
-    const FieldInfo* f = gdb.find(dim);
-    return f && g.field_written(*f) && g.get(*f) == 1;
-  };
+  auto one_row = [&](const char* dim) { return g.written_value(dim) == 1u; };
   const bool one_row_in = one_row("Common.InDim.Hin"), one_row_out = one_row("Common.OutDim.Hout");
   auto no_effect = [&](std::string_view n) {
     auto starts = [&](std::string_view p) { return n.rfind(p, 0) == 0; };
@@ -590,8 +576,8 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       continue;
     }
     // Unwritten here but written by an earlier task: the register may keep
-    // that value, which the view cannot know; unless the field only steers
-    // the neural engine and this is a planar-engine task.
+    // that value, which the view cannot know; unless this task's plan does
+    // not read the field (no_effect).
     if (no_effect(hf->name)) continue;
     if (auto e = earlier.find(f.address); e != earlier.end() && f.extract(e->second) != v.get(*hf))
       return unsupported_in(fmt::format("{} {} not written, but an earlier task set it to {:#x} (whether a register "
@@ -651,8 +637,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
                                                   {"L2.Source2Base.Addr", type == 3 && !source2_dma},
                                                   {"L2.ResultBase.Addr", !result_dma}};
     for (const auto& [name, in_l2] : bases) {
-      const FieldInfo* f = gdb.find(name);
-      if (in_l2 && !(f && g.field_written(*f))) {
+      if (in_l2 && !g.written_value(name)) {
         view.notes.push_back(kL2BaseNote);
         break;
       }
