@@ -23,6 +23,10 @@ bool channel_slice(uint64_t base, const L2Result& r, uint64_t address, const Ope
   return true;
 }
 
+// The address tables cost ~40 bytes per value: bounded (Apple's transposing
+// reductions re-read results of at most a few hundred thousand values).
+constexpr uint64_t kMaxValues = uint64_t{1} << 22;
+
 // Calls fn(address, index) for each element of `r` left at `base`, in its
 // dense order.
 template <typename Fn>
@@ -68,9 +72,6 @@ Expected<L2View> L2Store::by_address(uint64_t address, const Operand& op, const 
   --it;
   const uint64_t base = it->first;
   const L2Result& r = it->second;
-  // The address table costs ~40 bytes per value: bounded (Apple's transposing
-  // reductions re-read results of at most a few hundred thousand values).
-  constexpr uint64_t kMaxValues = uint64_t{1} << 22;
   if (r.data.size() > kMaxValues || op.dims.elements() > kMaxValues)
     return make_error(fmt::format("unsupported: the {} re-reads a {}-value L2 result with other strides in task {} "
                                   "(at most {} values)",
@@ -92,7 +93,6 @@ Expected<L2View> L2Store::by_address(uint64_t address, const Operand& op, const 
 
 Expected<L2View> L2Store::across_results(uint64_t address, const Operand& op, const char* what,
                                          uint32_t task) const {
-  constexpr uint64_t kMaxValues = uint64_t{1} << 22;
   uint64_t total = 0;
   for (const auto& [base, r] : results_) total += r.data.size();
   if (total > kMaxValues || op.dims.elements() > kMaxValues)

@@ -60,16 +60,13 @@ class L2Store {
   // strides name must be one a result's own strides wrote.
   Expected<L2View> by_address(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
   uint64_t bytes() const;
+  void clear() { results_.clear(); }
 
  private:
   // by_address over every result: each element the reader's strides name
   // must be one some earlier result wrote.
   Expected<L2View> across_results(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
 
- public:
-  void clear() { results_.clear(); }
-
- private:
   std::map<uint64_t, L2Result> results_;
 };
 

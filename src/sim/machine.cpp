@@ -231,7 +231,7 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     y.d = *out;
   } else if (p.ne.mac != NePlan::Mac::Conv) {
     Buf<float>* src = *x;
-    if (p.ne.mac == NePlan::Mac::ChannelMax || p.ne.mac == NePlan::Mac::ChannelProduct) {
+    if (p.ne.over_channel_groups()) {
       auto m = ws.floats(p.out.dims.elements(), "the channel groups' results", index);
       if (!m) return m.error();
       const uint64_t channels = uint64_t{p.out.dims.g} * p.out.dims.c, hw = uint64_t{p.out.dims.h} * p.out.dims.w;

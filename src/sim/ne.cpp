@@ -168,27 +168,30 @@ Status post_stage(Values& v, const TaskPlan& tp, const float* bias_after_round, 
 
 }  // namespace
 
-void ne_channel_max(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y) {
-  for (uint64_t c = 0; c < channels; ++c) {
-    float* out = y + c * hw;
-    const float* in = x + c * n * hw;
-    std::copy_n(in, hw, out);
-    for (uint32_t k = 1; k < n; ++k) {
-      const float* row = in + k * hw;
-      for (uint64_t i = 0; i < hw; ++i)
-        out[i] = (std::isnan(out[i]) || std::isnan(row[i])) ? out[i] + row[i] : std::max(out[i], row[i]);
-    }
-  }
-}
+namespace {
 
-void ne_channel_product(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y) {
+// y[c] = combine over the n input channels c n .. c n + n - 1, per position.
+template <typename Combine>
+void combine_channel_groups(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y, Combine combine) {
   for (uint64_t c = 0; c < channels; ++c) {
     float* out = y + c * hw;
     const float* in = x + c * n * hw;
     std::copy_n(in, hw, out);
     for (uint32_t k = 1; k < n; ++k)
-      for (uint64_t i = 0; i < hw; ++i) out[i] *= in[k * hw + i];
+      for (uint64_t i = 0; i < hw; ++i) out[i] = combine(out[i], in[k * hw + i]);
   }
+}
+
+}  // namespace
+
+void ne_channel_max(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y) {
+  combine_channel_groups(x, channels, n, hw, y, [](float a, float b) {
+    return (std::isnan(a) || std::isnan(b)) ? a + b : std::max(a, b);
+  });
+}
+
+void ne_channel_product(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y) {
+  combine_channel_groups(x, channels, n, hw, y, [](float a, float b) { return a * b; });
 }
 
 Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutReading* lut, const Options& opts, Workspace& ws,

@@ -70,7 +70,7 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
     ANE_TRY(c.eq(F.group_reuse, 0));
   } else {
     p.op = ne.nonlinear == 0 ? "pass" : ne.nonlinear == 1 ? "relu" : "table";
-    if (ne.mac == NePlan::Mac::ChannelMax || ne.mac == NePlan::Mac::ChannelProduct) {
+    if (ne.over_channel_groups()) {
       p.op = ne.mac == NePlan::Mac::ChannelMax ? "channel-max" : "channel-product";
       ANE_TRY(c.eq_with(F.unicast_en, 1, F.mac_op));
       ne.unicast_cin = c.get(F.unicast_cin);

@@ -294,8 +294,7 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
     in = {groups, c.get(F.cin), c.get(F.hin), c.get(F.win)};
     out = {groups, c.get(F.cout), c.get(F.hout), c.get(F.wout)};
     if (p.engine == Engine::PeReduce) out.h = out.w = 1;  // one value per channel: the H x W plane is reduced
-    if (p.engine == Engine::Ne &&
-        (p.ne.mac == NePlan::Mac::ChannelMax || p.ne.mac == NePlan::Mac::ChannelProduct)) {
+    if (p.engine == Engine::Ne && p.ne.over_channel_groups()) {
       if (uint64_t{out.c} * p.ne.unicast_cin != in.c) return c.fail_with(F.unicast_cin, F.cin);
     } else {
       ANE_TRY(c.eq_with(F.cout, in.c, F.cin));
