@@ -394,8 +394,8 @@ Status h18_formats(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
 // (GroupConvCfg.UnicastCin 4, the OCGSize word 2, Cfg bits 28-29) and the
 // reading PE task broadcast bit 9 (set besides only by blob constants' PE
 // tasks, after a copy that is not such a writer). The two tasks name one layout, and
-// the values do not depend on which: the view lays the tensor one channel per
-// 16 bytes on both sides, and reads the packing words and bit 9 as that
+// the values do not depend on which: the view lays the writer's result one
+// channel per 16 bytes, and reads the packing words and bit 9 as that
 // layout. Only those exact values, on one-position tensors.
 constexpr const char* kOnePositionNote =
     "U6: a one-position tensor kept in L2 with its strides unwritten on both sides, laid one channel per 16 bytes "
@@ -449,9 +449,9 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
   const auto w_cout = w->regs.written_value("Common.Cout.Cout");
   const uint32_t w_channels = w_cout ? *w_cout : 16;  // U2 where unwritten
   if (w_channels != h13v("Common.Cin.Cin")) return false;
+  // H13's planner reads a second source kept in L2 as the result it names,
+  // whole: no stride to set on this side.
   covered[broadcast->address] |= 0x200u;
-  v.set(*h13().find("L2.Source2ChannelStride.Stride"), 1);
-  v.set(*h13().find("L2.Source2RowStride.Stride"), h13v("Common.Cin.Cin"));
   return true;
 }
 
