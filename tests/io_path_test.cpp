@@ -37,7 +37,7 @@ TEST(IoPath, MemoryStartsAsZerosAtEverySize) {
     ASSERT_EQ(m.size(), size);
     EXPECT_TRUE(all_zero(m));
     if (size >= (size_t{256} << 10)) {
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(m.data()) % (size_t{2} << 20), 0u) << "not on a huge-page boundary";
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(m.data()) % (size_t{4} << 10), 0u) << "not on a page boundary";
     }
     if (size) {
       m[size - 1] = 7;  // writable to the last byte
@@ -63,10 +63,12 @@ TEST(IoPath, ARegionGivenBackIsReusedAsZeros) {
   Memory again(size);
   EXPECT_EQ(again.data(), first) << "the region was not reused";
   EXPECT_TRUE(all_zero(again));
-  // A smaller one of the same 2 MiB-rounded length: zeros over its own size.
+  // A smaller one of the same 4 KiB-rounded length: zeros over its own size.
   std::memset(again.data(), 0x5a, size);
-  again = Memory(size - 1000);  // gives the 0x5a region back
-  Memory shorter(size - 1000);
+  const uint8_t* dirty = again.data();
+  again = Memory(size - 3);  // gives the 0x5a region back
+  Memory shorter(size - 3);
+  EXPECT_EQ(shorter.data(), dirty) << "the region was not reused";
   EXPECT_TRUE(all_zero(shorter));
   // Past the cache's bound (64 MiB) regions are unmapped, not kept: many
   // large ones in turn stay correct.
@@ -75,6 +77,31 @@ TEST(IoPath, ARegionGivenBackIsReusedAsZeros) {
     EXPECT_EQ(big[(size_t{40} << 20) - 1], 0);
     big[0] = 1;
   }
+}
+
+TEST(IoPath, LargeMemoriesShareHugePagesAndStayApart) {
+  // Large buffers are cut one after another from one huge-page chunk, so
+  // that small ones do not each fault in a 2 MiB page of their own. Each is
+  // its own zeros, and writing one to its last byte leaves the next alone.
+  release_cached_memory();
+  Memory whole_chunk(size_t{32} << 20);  // a chunk of its own: the four below start the next one
+  const size_t size = (size_t{512} << 10) + 100;
+  std::vector<Memory> m;
+  for (int i = 0; i < 4; ++i) m.emplace_back(size);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(all_zero(m[i])) << i;
+    std::memset(m[i].data(), 0x10 + i, size);
+  }
+  for (int i = 0; i + 1 < 4; ++i) {
+    const auto gap = reinterpret_cast<uintptr_t>(m[i + 1].data()) - reinterpret_cast<uintptr_t>(m[i].data());
+    EXPECT_EQ(gap, (size_t{512} << 10) + (size_t{4} << 10)) << "not cut one after another from one chunk";
+    EXPECT_TRUE(std::all_of(m[i].begin(), m[i].end(), [&](uint8_t b) { return b == 0x10 + i; })) << i;
+  }
+  // Given back and taken again: zeros, whichever piece serves it.
+  m.clear();
+  Memory again(size);
+  EXPECT_TRUE(all_zero(again));
+  release_cached_memory();
 }
 
 TEST(IoPath, MemoryFromBytesCopiesThenZeroFills) {
@@ -227,6 +254,9 @@ TEST(IoPath, RawInputsAndDirectOutputsEqualTheTensorPath) {
       auto in = fast->read_buffer("x");
       ASSERT_TRUE(in.ok());
       EXPECT_EQ(in->data, t.data);
+      // Over a longer file of other bytes (outputs are written over what is
+      // there, then cut to length): exactly the new file.
+      test::write_bytes(tmp.file("y.npy"), Bytes(want_file.size() + 5000, 0xee));
       ASSERT_TRUE(fast->save_npy("y@output", tmp.file("y.npy")).ok());
       EXPECT_EQ(*read_file(tmp.file("y.npy")), want_file);
       EXPECT_EQ(*read_file(file), npy::encode_f16(t.data, dims)) << "the input file is never written";

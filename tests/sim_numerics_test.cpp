@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -30,6 +31,19 @@ TEST(SimNumerics, OverflowAndSubnormalRulesAtTheOutput) {
   n.subnormals = sim::Numerics::Subnormals::FlushToZero;
   EXPECT_EQ(sim::detail::finish_fp16(0x8001, false, n, rc), 0x8000);
   EXPECT_EQ(rc.subnormal, 1u);
+}
+
+TEST(SimNumerics, ReluOverAnArrayIsReluOfEachValue) {
+  // relu_all works on the bits; relu() is the definition (NaN kept, -0 -> +0).
+  std::vector<float> v = {0.0f, -0.0f, 1.5f, -1.5f, INFINITY, -INFINITY, NAN, -NAN, 1e-40f, -1e-40f,
+                          std::bit_cast<float>(0x7f800001u), std::bit_cast<float>(0xff800001u), 65504.0f, -65504.0f};
+  std::mt19937 rng(11);
+  for (int i = 0; i < 1000; ++i) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  std::vector<float> got = v;
+  sim::detail::relu_all(got.data(), got.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    EXPECT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(sim::detail::relu(v[i])))
+        << std::hex << std::bit_cast<uint32_t>(v[i]);
 }
 
 TEST(SimOptions, ParsesEverySettingAndAssumption) {

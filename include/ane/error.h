@@ -43,6 +43,7 @@ class [[nodiscard]] Expected {
   T&& value() && { return std::get<0>(std::move(v_)); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }  // *f() moves a temporary's value out
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 

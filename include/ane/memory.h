@@ -1,10 +1,12 @@
 // Memory: the zero-initialised byte buffer behind the simulator's slots.
 //
-// A large buffer (256 KiB and up) is mapped from the kernel on a 2 MiB boundary
-// and advised for transparent huge pages: its zeros cost nothing until a page
-// is first written, and then it is faulted in 2 MiB at a time instead of 4 KiB
-// (on a virtual machine each fault costs microseconds; an 8 MiB tensor in
-// 4 KiB pages is 2,048 of them). Small buffers come from the heap, zeroed.
+// A large buffer (256 KiB and up) is cut from memory mapped from the kernel in
+// 2 MiB aligned chunks advised for transparent huge pages: its zeros cost
+// nothing until a page is first written, and then it is faulted in 2 MiB at a
+// time instead of 4 KiB (on a virtual machine each fault costs microseconds; an
+// 8 MiB tensor in 4 KiB pages is 2,048 of them). Buffers are cut one after
+// another, so several small ones share a huge page instead of each zeroing
+// one of their own. Small buffers come from the heap, zeroed.
 // A large buffer given back is kept mapped (up to 64 MiB in all) for the next
 // one of the same rounded length, which then starts as zeros again.
 #pragma once

@@ -21,78 +21,106 @@ namespace detail {
 
 namespace {
 constexpr size_t kHuge = size_t{2} << 20;
+// Pieces start on 4 KiB pages; chunks are this much address space (only the
+// pages a piece touches cost memory).
+constexpr size_t kPieceAlign = size_t{4} << 10;
+constexpr size_t kChunkBytes = size_t{32} << 20;
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-// Regions unmap_large gives back are kept, up to kCacheBytes, for the next
-// map_large of the same length: a process that runs one program after
-// another (libane.run in a loop) would otherwise fault in and zero every
-// slot and buffer afresh, which on virtual machines costs far more than
-// clearing memory that is already mapped.
+// Large buffers are pieces cut one after another from 2 MiB aligned chunks
+// advised for huge pages. Pieces share huge pages: a program's slots and
+// working buffers of 512 KiB each would otherwise fault in (and the kernel
+// zero) a whole 2 MiB page apiece, which was the largest cost of a short
+// hwx-run process after the sgemm itself. A chunk is unmapped when its last
+// piece is given back.
+//
+// Pieces given back are kept, up to kCacheBytes, for the next map_large of
+// the same length: a process that runs one program after another
+// (libane.run in a loop) would otherwise fault in and zero every slot and
+// buffer afresh, which on virtual machines costs far more than clearing
+// memory that is already mapped.
 constexpr size_t kCacheBytes = size_t{64} << 20;
-struct RegionCache {
-  std::mutex lock;
-  std::vector<std::pair<void*, size_t>> regions;  // (start, length)
-  size_t bytes = 0;
+struct Chunk {
+  uintptr_t start = 0;
+  size_t length = 0, used = 0, live = 0;  // bytes handed out from the start; pieces not yet given back
 };
-RegionCache& region_cache() {
-  static RegionCache* cache = new RegionCache;  // never destroyed: unmap_large may run at exit
-  return *cache;
+struct Pool {
+  std::mutex lock;
+  std::vector<Chunk> chunks;                       // the last one is cut from
+  std::vector<std::pair<void*, size_t>> regions;  // kept pieces: (start, length)
+  size_t cached = 0;
+};
+Pool& pool() {
+  static Pool* p = new Pool;  // never destroyed: unmap_large may run at exit
+  return *p;
 }
 
-void* take_cached(size_t length) {
-  RegionCache& c = region_cache();
-  std::lock_guard<std::mutex> hold(c.lock);
-  for (size_t i = 0; i < c.regions.size(); ++i)
-    if (c.regions[i].second == length) {
-      void* p = c.regions[i].first;
-      c.regions.erase(c.regions.begin() + static_cast<ptrdiff_t>(i));
-      c.bytes -= length;
-      return p;
-    }
-  return nullptr;
-}
-
-bool keep_cached(void* p, size_t length) {
-  RegionCache& c = region_cache();
-  std::lock_guard<std::mutex> hold(c.lock);
-  if (c.bytes + length > kCacheBytes) return false;
-  c.regions.emplace_back(p, length);
-  c.bytes += length;
+#if defined(__linux__)
+// A new chunk of at least `length` bytes: over-mapped by one huge page, then
+// trimmed to a 2 MiB aligned range, since THP backs only aligned 2 MiB pieces.
+bool add_chunk(Pool& pl, size_t length) {
+  const size_t size = std::max(kChunkBytes, round_up(length, kHuge));
+  void* raw = mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return false;
+  const auto start = reinterpret_cast<uintptr_t>(raw), aligned = round_up(start, kHuge);
+  if (aligned > start) munmap(raw, aligned - start);
+  const uintptr_t tail = aligned + size, end = start + size + kHuge;
+  if (end > tail) munmap(reinterpret_cast<void*>(tail), end - tail);
+#if defined(MADV_HUGEPAGE)
+  madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);  // advice: a kernel without THP ignores it
+#endif
+  pl.chunks.push_back({aligned, size, 0, 0});
   return true;
 }
+
+// A piece no one holds any more: its chunk goes when it was the last.
+void release_piece(Pool& pl, void* p) {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  for (size_t i = 0; i < pl.chunks.size(); ++i) {
+    Chunk& c = pl.chunks[i];
+    if (at < c.start || at >= c.start + c.length) continue;
+    if (--c.live == 0) {
+      munmap(reinterpret_cast<void*>(c.start), c.length);
+      pl.chunks.erase(pl.chunks.begin() + static_cast<ptrdiff_t>(i));
+    }
+    return;
+  }
+}
+#endif
 
 }  // namespace
 
 void drop_cached_regions() {
-  RegionCache& c = region_cache();
-  std::lock_guard<std::mutex> hold(c.lock);
+  Pool& pl = pool();
+  std::lock_guard<std::mutex> hold(pl.lock);
 #if defined(__linux__)
-  for (const auto& [p, length] : c.regions) munmap(p, length);
+  for (const auto& region : pl.regions) release_piece(pl, region.first);
 #endif
-  c.regions.clear();
-  c.bytes = 0;
+  pl.regions.clear();
+  pl.cached = 0;
 }
 
 void* map_large(size_t bytes, bool zero) {
 #if defined(__linux__)
-  const size_t length = round_up(bytes, kHuge);
-  if (void* p = take_cached(length)) {
-    if (zero) std::memset(p, 0, bytes);
-    return p;
-  }
-  // Over-map by one huge page, then trim to a 2 MiB aligned range: THP can
-  // back only aligned 2 MiB pieces, so an unaligned block would fault its
-  // ends 4 KiB at a time.
-  void* raw = mmap(nullptr, length + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  const auto start = reinterpret_cast<uintptr_t>(raw), aligned = round_up(start, kHuge);
-  if (aligned > start) munmap(raw, aligned - start);
-  const uintptr_t tail = aligned + length, end = start + length + kHuge;
-  if (end > tail) munmap(reinterpret_cast<void*>(tail), end - tail);
-#if defined(MADV_HUGEPAGE)
-  madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);  // advice: a kernel without THP ignores it
-#endif
-  return reinterpret_cast<void*>(aligned);
+  const size_t length = round_up(std::max<size_t>(bytes, 1), kPieceAlign);
+  Pool& pl = pool();
+  std::lock_guard<std::mutex> hold(pl.lock);
+  for (size_t i = 0; i < pl.regions.size(); ++i)
+    if (pl.regions[i].second == length) {
+      void* p = pl.regions[i].first;
+      pl.regions.erase(pl.regions.begin() + static_cast<ptrdiff_t>(i));
+      pl.cached -= length;
+      if (zero) std::memset(p, 0, bytes);
+      return p;
+    }
+  // A fresh piece is zeros: the kernel's pages, never touched.
+  if (pl.chunks.empty() || pl.chunks.back().length - pl.chunks.back().used < length)
+    if (!add_chunk(pl, length)) return nullptr;
+  Chunk& c = pl.chunks.back();
+  void* p = reinterpret_cast<void*>(c.start + c.used);
+  c.used += length;
+  c.live += 1;
+  return p;
 #else
   (void)zero;
   return std::calloc(bytes, 1);
@@ -102,8 +130,15 @@ void* map_large(size_t bytes, bool zero) {
 void unmap_large(void* p, size_t bytes) {
   if (!p) return;
 #if defined(__linux__)
-  const size_t length = round_up(bytes, kHuge);
-  if (!keep_cached(p, length)) munmap(p, length);
+  const size_t length = round_up(std::max<size_t>(bytes, 1), kPieceAlign);
+  Pool& pl = pool();
+  std::lock_guard<std::mutex> hold(pl.lock);
+  if (pl.cached + length <= kCacheBytes) {
+    pl.regions.emplace_back(p, length);
+    pl.cached += length;
+    return;
+  }
+  release_piece(pl, p);
 #else
   std::free(p);
 #endif

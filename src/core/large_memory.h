@@ -1,4 +1,4 @@
-// Large working buffers: mapped on a huge-page boundary, never zero-filled
+// Large working buffers: pieces of huge-page chunks, never zero-filled
 // by the library (the kernel's fresh pages are zeros; a unit writes its whole
 // output before reading it). See ane/memory.h for why.
 #pragma once
@@ -15,7 +15,7 @@ namespace ane::detail {
 constexpr size_t kLargeBytes = size_t{256} << 10;
 
 // `bytes` of zeros (of anything when `zero` is false: a region given back
-// earlier is reused as it is), 2 MiB aligned and advised for huge pages;
+// earlier is reused as it is), 4 KiB aligned, cut from chunks advised for huge pages;
 // nullptr when the system refuses. Free with unmap_large(p, bytes).
 void* map_large(size_t bytes, bool zero = true);
 void unmap_large(void* p, size_t bytes);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "../core/huge_pages.h"
+#include "../core/output_file.h"
 #include "ane/fp16.h"
 
 namespace ane::npy {
@@ -313,13 +314,11 @@ Bytes encode_f16(std::span<const uint16_t> values, std::span<const uint64_t> sha
 Status save_f16(const std::string& path, std::span<const uint16_t> values, std::span<const uint64_t> shape) {
   if constexpr (std::endian::native != std::endian::little) return write_file(path, encode_f16(values, shape));
   // The header, then the values straight from memory: no copy of the data.
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) return make_error(fmt::format("cannot create: {}", std::strerror(errno)));
-  const Bytes head = f16_header(shape);
-  if (std::fwrite(head.data(), 1, head.size(), f.get()) != head.size() ||
-      std::fwrite(values.data(), 1, values.size_bytes(), f.get()) != values.size_bytes() || std::fflush(f.get()) != 0)
-    return make_error(fmt::format("write failed: {}", std::strerror(errno)));
-  return Ok{};
+  auto f = detail::OutputFile::open(path);
+  if (!f) return f.error();
+  if (Status st = f->write(f16_header(shape)); !st) return st;
+  if (Status st = f->write({reinterpret_cast<const uint8_t*>(values.data()), values.size_bytes()}); !st) return st;
+  return f->finish();
 }
 
 }  // namespace ane::npy

@@ -161,7 +161,7 @@ Status post_stage(Values& v, const TaskPlan& tp, const float* bias_after_round, 
     if (!unit)
       for (float& x : *v.f) x *= sf;
     if (p.nonlinear == 1)
-      for (float& x : *v.f) x = relu(x);
+      relu_all(v.f->data(), v.f->size());
   }
   return Ok{};
 }

@@ -77,6 +77,20 @@ inline float fp16_proxy(double v, Numerics::Round r = Numerics::Round::NearestEv
 inline float relu(float v) { return (v > 0 || v != v) ? v : 0.0f; }
 inline double relu(double v) { return (v > 0 || v != v) ? v : 0.0; }
 
+// relu over n values, without a branch per value: a sum's sign is as good as
+// random, and the mispredicted branches cost a 512 x 512 task about half of
+// its sgemm's time. Keeps each value whose sign bit is clear or that is a
+// NaN, else +0, which is relu() exactly.
+inline void relu_all(float* v, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, v + i, 4);
+    const uint32_t keep = ((bits & 0x7fffffffu) > 0x7f800000u) | ((bits >> 31) == 0);  // NaN, or +0 .. +inf
+    bits &= 0u - keep;
+    std::memcpy(v + i, &bits, 4);
+  }
+}
+
 // Input-side subnormal handling (inputs and weights): counts, and flushes
 // to a signed zero under subnormal=ftz.
 inline uint16_t load_fp16_bits(uint16_t h, bool ftz, uint64_t& subnormals) {

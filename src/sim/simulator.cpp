@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "../core/huge_pages.h"
+#include "../core/output_file.h"
 #include "ane/npy.h"
 #include "two_threads.h"
 #include "ane/sim.h"
@@ -286,30 +287,28 @@ Status Simulator::save_npy(const std::string& name, const std::string& path) con
   if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
   auto l = impl_->layout(*b);
   if (!l) return l.error();
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) return make_error(fmt::format("cannot create: {}", std::strerror(errno)));
-  const Bytes head = npy::f16_header(l->nchw);
-  bool ok = std::fwrite(head.data(), 1, head.size(), f.get()) == head.size();
+  auto f = ane::detail::OutputFile::open(path);
+  if (!f) return f.error();
+  if (Status st = f->write(npy::f16_header(l->nchw)); !st) return st;
   const uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
   const uint64_t bytes = 2 * l->elements;
   const bool dense = l->strides[2] == 2 * l->nchw[3] && l->strides[1] == l->nchw[2] * l->strides[2] &&
                      l->strides[0] == l->nchw[1] * l->strides[1];
   if (dense) {
     // The slot already holds the file's data: one write from it, no copy.
-    ok = ok && std::fwrite(mem, 1, bytes, f.get()) == bytes;
+    if (Status st = f->write({mem, bytes}); !st) return st;
   } else {
     // Rows gathered into 1 MiB pieces, so the output is never copied whole.
     std::vector<uint8_t> piece;
     const uint64_t row = 2 * l->nchw[3], per = std::max<uint64_t>(1, (uint64_t{1} << 20) / std::max<uint64_t>(row, 1));
-    for (uint64_t r0 = 0; ok && r0 < l->rows(); r0 += per) {
+    for (uint64_t r0 = 0; r0 < l->rows(); r0 += per) {
       const uint64_t n = std::min(per, l->rows() - r0);
       piece.resize(n * row);
       for (uint64_t r = r0; r < r0 + n; ++r) std::memcpy(piece.data() + (r - r0) * row, mem + l->row_offset(r), row);
-      ok = std::fwrite(piece.data(), 1, piece.size(), f.get()) == piece.size();
+      if (Status st = f->write(piece); !st) return st;
     }
   }
-  if (!ok || std::fflush(f.get()) != 0) return make_error(fmt::format("write failed: {}", std::strerror(errno)));
-  return Ok{};
+  return f->finish();
 }
 
 namespace {

@@ -170,8 +170,7 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
           RoundCounts rc;  // counts feed trace notes only
           for (uint64_t oc = o0; oc < o1; ++oc) {
             float* row = y + oc * n;
-            if (ne.nonlinear == 1)
-              for (uint64_t i = 0; i < n; ++i) row[i] = relu(row[i]);
+            if (ne.nonlinear == 1) relu_all(row, n);
             round_to_fp16(row, n, bits.data(), opts.numerics, rc, nullptr);
             for_runs(p0, n, d.w, [&](uint64_t h, uint32_t w0, uint32_t len, uint64_t at) {
               std::memcpy(dst_base + oc * out.plane + h * out.row + 2 * uint64_t{w0}, bits.data() + at,

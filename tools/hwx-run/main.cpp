@@ -36,6 +36,30 @@ using nlohmann::ordered_json;
 // value the user set wins.
 __attribute__((constructor(101))) void quiet_idle_blas_threads() { setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0); }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HWX_RUN_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define HWX_RUN_SANITIZED 1
+#endif
+
+// The end of a successful run. The outputs are written, so the process
+// leaves without running destructors: the kernel frees the slots and stops
+// OpenBLAS's threads at once, where tearing them down one by one took about
+// 0.15 ms of a 5 ms job. Sanitizer builds return normally, so that
+// LeakSanitizer still checks every run.
+int leave(int code) {
+#if defined(HWX_RUN_SANITIZED)
+  return code;
+#else
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+#endif
+}
+
 // Every failure is one line and exit status 2.
 int fail(const std::string& where, const std::string& problem) {
   fmt::print(stderr, "hwx-run: {}: {}\n", where, problem);
@@ -294,5 +318,5 @@ int main(int argc, char** argv) {
                         {"peak_bytes", m.peak_bytes()}};
     fmt::print("{}\n", doc.dump(2, ' ', false, ordered_json::error_handler_t::replace));
   }
-  return exceeded ? 1 : 0;
+  return leave(exceeded ? 1 : 0);
 }
