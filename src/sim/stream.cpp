@@ -2,6 +2,7 @@
 #include "stream.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace {
 constexpr uint64_t kPiece = 4096;
 // Below this many values the whole-tensor path is as fast.
 constexpr uint64_t kMinValues = uint64_t{1} << 16;
+// Single-operand tasks up to this many values compute their result table
+// only for the input patterns they hold (run_streamed).
+constexpr uint64_t kMarkValuesUpTo = uint64_t{1} << 20;
 
 bool readable(const BoundOperand& b) {
   const Operand& op = *b.op;
@@ -100,31 +104,39 @@ void flush_subnormals(uint16_t* bits, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) bits[i] = load_fp16_bits(bits[i], true, ignored);
 }
 
-// The single-operand task's result for every fp16 bit pattern of its input,
-// computed by the whole-tensor path's own functions on a 65536-value tensor.
+// The single-operand task's result for the fp16 bit patterns of its input
+// that `used` marks (the others are left 0), computed by the whole-tensor
+// path's own functions on a tensor of those patterns. Each value is computed
+// alone, so a pattern's result does not depend on which others are there.
 Status result_table(const TaskPlan& p, const LutReading* lut, const Options& opts, Workspace& ws, uint32_t task,
-                    std::vector<uint16_t>& table) {
+                    const std::vector<uint8_t>& used, std::vector<uint16_t>& table) {
   constexpr uint64_t kPatterns = 65536;
-  auto x = ws.floats(kPatterns, "the result table", task);
+  std::vector<uint16_t> patterns;
+  for (uint64_t h = 0; h < kPatterns; ++h)
+    if (used[h]) patterns.push_back(static_cast<uint16_t>(h));
+  const uint64_t m = patterns.size();
+  table.assign(kPatterns, 0);
+  if (m == 0) return Ok{};
+  auto x = ws.floats(m, "the result table", task);
   if (!x) return x.error();
   const bool ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
   uint64_t ignored = 0;
-  for (uint64_t h = 0; h < kPatterns; ++h)
-    (**x)[h] = fp16_to_float(load_fp16_bits(static_cast<uint16_t>(h), ftz, ignored));
+  for (uint64_t i = 0; i < m; ++i) (**x)[i] = fp16_to_float(load_fp16_bits(patterns[i], ftz, ignored));
   Values y;
   std::vector<std::string> notes;  // trace notes: no trace here
   if (p.engine == Engine::Ne) {
     if (Status s = ne_pass(*x, p, lut, opts, ws, task, y, notes); !s) return s;
   } else {
-    pe_elementwise(p.pe, (*x)->data(), nullptr, (*x)->data(), kPatterns);
+    pe_elementwise(p.pe, (*x)->data(), nullptr, (*x)->data(), m);
     y.f = *x;
   }
-  table.resize(kPatterns);
+  std::vector<uint16_t> results(m);
   RoundCounts rc;
   if (y.wide)
-    round_to_fp16(y.d->data(), kPatterns, table.data(), opts.numerics, rc, nullptr);
+    round_to_fp16(y.d->data(), m, results.data(), opts.numerics, rc, nullptr);
   else
-    round_to_fp16(y.f->data(), kPatterns, table.data(), opts.numerics, rc, nullptr);
+    round_to_fp16(y.f->data(), m, results.data(), opts.numerics, rc, nullptr);
+  for (uint64_t i = 0; i < m; ++i) table[patterns[i]] = results[i];
   return Ok{};
 }
 
@@ -156,8 +168,26 @@ Status run_streamed(const TaskPlan& p, const BoundOperand& a, const BoundOperand
   const uint32_t w = p.a.dims.w;
   const Numerics& num = opts.numerics;
   if (!b) {
+    // The patterns the input holds: a tensor of activations uses a fraction
+    // of the 65,536, and a table value costs tens of nanoseconds where
+    // marking one costs about one. Past 2^20 values, all of them.
+    std::array<std::vector<uint8_t>, 2> seen;
+    if (n > kMarkValuesUpTo) seen[0].assign(65536, 1);
+    else on_two_threads(n, [&](uint64_t begin, uint64_t end) {
+      std::vector<uint8_t>& mark = seen[begin == 0 ? 0 : 1];
+      mark.assign(65536, 0);
+      std::vector<uint16_t> bits(kPiece);
+      for_pieces(begin, end, w, [&](const std::vector<Run>& runs, uint64_t) {
+        for (const Run& run : runs) {
+          read_run(a, run, bits.data());
+          for (uint32_t i = 0; i < run.len; ++i) mark[bits[i]] = 1;
+        }
+      });
+    });
+    if (!seen[1].empty())
+      for (size_t h = 0; h < 65536; ++h) seen[0][h] |= seen[1][h];
     std::vector<uint16_t> table;
-    if (Status s = result_table(p, lut, opts, ws, task, table); !s) return s;
+    if (Status s = result_table(p, lut, opts, ws, task, seen[0], table); !s) return s;
     on_two_threads(n, [&](uint64_t begin, uint64_t end) {
       std::vector<uint16_t> bits(kPiece);
       for_pieces(begin, end, w, [&](const std::vector<Run>& runs, uint64_t) {
