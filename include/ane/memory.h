@@ -60,4 +60,12 @@ class Memory {
 // system (a long-lived process done with simulating).
 void release_cached_memory();
 
+// Blocks of the same pool for a process's other large allocations: hwx-run's
+// operator new takes its blocks of 256 KiB and more from here, so that the
+// copies made while reading a program share huge pages with the slots instead
+// of faulting in 4 KiB at a time. Uninitialised, 4 KiB aligned; nullptr when
+// the system refuses. Give a block back with free_large(p, bytes).
+void* allocate_large(size_t bytes);
+void free_large(void* p, size_t bytes);
+
 }  // namespace ane

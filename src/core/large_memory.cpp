@@ -147,6 +147,8 @@ void unmap_large(void* p, size_t bytes) {
 }  // namespace detail
 
 void release_cached_memory() { detail::drop_cached_regions(); }
+void* allocate_large(size_t bytes) { return detail::map_large(bytes, false); }
+void free_large(void* p, size_t bytes) { detail::unmap_large(p, bytes); }
 
 Memory::Memory(size_t size) : size_(size) {
   if (size == 0) return;
