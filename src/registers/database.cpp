@@ -2,6 +2,7 @@
 // H14 - H18 in packed_tables.cpp). Built once; all queries are const.
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -39,14 +40,16 @@ const char* confidence_name(Confidence c) {
 RegisterDatabase::RegisterDatabase(Generation g, uint32_t header_words, std::vector<BlockInfo> blocks,
                                    std::vector<FieldInfo> fields)
     : generation_(g), header_words_(header_words), blocks_(std::move(blocks)), fields_(std::move(fields)) {
-  for (size_t i = 0; i < fields_.size(); ++i) {
-    by_name_.emplace(fields_[i].name, i);  // names are unique (tested); first one wins
-    by_register_[{fields_[i].block, fields_[i].address}].push_back(i);
-  }
-  for (auto& [key, indices] : by_register_) {
-    std::stable_sort(indices.begin(), indices.end(),
-                     [&](size_t a, size_t b) { return fields_[a].bit < fields_[b].bit; });
-  }
+  by_name_.resize(fields_.size());
+  for (size_t i = 0; i < fields_.size(); ++i) by_name_[i] = static_cast<uint32_t>(i);
+  by_register_ = by_name_;
+  // Names are unique (tested); of equal ones the first would win.
+  std::stable_sort(by_name_.begin(), by_name_.end(),
+                   [&](uint32_t a, uint32_t b) { return fields_[a].name < fields_[b].name; });
+  std::stable_sort(by_register_.begin(), by_register_.end(), [&](uint32_t a, uint32_t b) {
+    const FieldInfo &x = fields_[a], &y = fields_[b];
+    return std::tuple(x.block, x.address, x.bit) < std::tuple(y.block, y.address, y.bit);
+  });
   // Dense register indices follow the block list (H13: v4.2.1 stream order,
   // so index k is the k-th data word of a task's streams).
   for (const BlockInfo& b : blocks_) {
@@ -73,16 +76,24 @@ const BlockInfo* RegisterDatabase::block_at(uint32_t address) const {
 }
 
 const FieldInfo* RegisterDatabase::find(std::string_view name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : &fields_[it->second];
+  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                             [&](uint32_t i, std::string_view n) { return fields_[i].name < n; });
+  return it != by_name_.end() && fields_[*it].name == name ? &fields_[*it] : nullptr;
+}
+
+std::span<const uint32_t> RegisterDatabase::register_fields(Block b, uint32_t address) const {
+  auto key = [&](uint32_t i) { return std::pair(fields_[i].block, fields_[i].address); };
+  const auto want = std::pair(b, address);
+  auto lo = std::lower_bound(by_register_.begin(), by_register_.end(), want,
+                             [&](uint32_t i, const std::pair<Block, uint32_t>& k) { return key(i) < k; });
+  auto hi = std::upper_bound(lo, by_register_.end(), want,
+                             [&](const std::pair<Block, uint32_t>& k, uint32_t i) { return k < key(i); });
+  return {lo, hi};
 }
 
 std::vector<const FieldInfo*> RegisterDatabase::fields_at(Block b, uint32_t address) const {
   std::vector<const FieldInfo*> out;
-  auto it = by_register_.find({b, address});
-  if (it == by_register_.end()) return out;
-  out.reserve(it->second.size());
-  for (size_t i : it->second) out.push_back(&fields_[i]);
+  for (uint32_t i : register_fields(b, address)) out.push_back(&fields_[i]);
   return out;
 }
 
@@ -101,9 +112,8 @@ int RegisterDatabase::register_index(uint32_t address) const {
 }
 
 std::string RegisterDatabase::register_name(Block b, uint32_t address) const {
-  auto it = by_register_.find({b, address});
-  if (it != by_register_.end() && !it->second.empty()) {
-    const FieldInfo& f = fields_[it->second.front()];
+  if (const auto at = register_fields(b, address); !at.empty()) {
+    const FieldInfo& f = fields_[at.front()];
     return b == Block::Header ? f.reg : fmt::format("{}.{}", block_name(b), f.reg);
   }
   if (b == Block::Header) return fmt::format("Header[{}]", address / 4);
