@@ -112,6 +112,7 @@ Status result_table(const TaskPlan& p, const LutReading* lut, const Options& opt
                     const std::vector<uint8_t>& used, std::vector<uint16_t>& table) {
   constexpr uint64_t kPatterns = 65536;
   std::vector<uint16_t> patterns;
+  patterns.reserve(kPatterns);
   for (uint64_t h = 0; h < kPatterns; ++h)
     if (used[h]) patterns.push_back(static_cast<uint16_t>(h));
   const uint64_t m = patterns.size();
