@@ -4,6 +4,11 @@
 // Common.Broadcast repeats such a value along W.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <random>
+
 #include "sim_support.h"
 
 namespace ane {
@@ -142,6 +147,68 @@ TEST(SimChain, ReductionsAndWBroadcast) {
   RegisterImage b = test::pe_task(1, 1, 8, 0);
   set(b, "Common.Broadcast.Src2W", 1);
   EXPECT_EQ(error_of(m.run_task(b, 0)), "unsupported: Common.Broadcast=0x10 with a tile-DMA second source in task 0");
+}
+
+// Large reductions run plane by plane from fp16 rows (stream.h) unless a
+// trace asks for the whole-tensor path: both give the same bits, and the bits
+// of the definition (fp32 sums in W order; the maximum, NaN propagating).
+TEST(SimChain, LargeReductionsGiveTheWholeTensorPathsBits) {
+  constexpr uint32_t kG = 64, kW = 2048;  // 131,072 values: streamed, on two threads
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  std::vector<float> x(uint64_t{kG} * kW);
+  for (float& v : x) v = test::f32(test::h16(dist(rng)));
+  x[5 * kW + 77] = NAN;
+  // Row 9: the largest fp16 subnormal, which subnormal=ftz reads as zero
+  // (the sum, 0.125, is a normal number: the output does not flush it).
+  std::fill_n(x.begin() + 9 * kW, kW, test::f32(0x03ff));
+  for (uint32_t pool : {0u, 2u})
+    for (bool ftz : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "PoolMode " << pool << (ftz ? ", ftz" : ""));
+      RegisterImage reduce = test::pe_task(1, 1, kW, 0);
+      set(reduce, "Header[8].RBE1", 0);
+      set(reduce, "L2.SourceCfg.Source2Type", 0);
+      set(reduce, "Common.Cfg.TaskType", 5);
+      set(reduce, "PE.Cfg.SecSrc", 0);
+      set(reduce, "PE.Cfg.PoolMode", pool);
+      set(reduce, "Common.GroupConvCfg.NumGroups", kG);
+      set(reduce, "TileDMASrc.GroupStride.Stride", static_cast<uint32_t>(test::row_bytes(kW) >> 6));
+      keep_in_l2(reduce, 0);
+      RegisterImage copy = affine(1, kG, 1, 1, 0);  // the kG values out through tile DMA
+      read_l2(copy, 0);
+      sim::Options o;
+      if (ftz) o.numerics.subnormals = sim::Numerics::Subnormals::FlushToZero;
+      auto run = [&](bool traced) {
+        Machine m(o);
+        m.set_slot(5, test::tensor_bytes(1, kG, kW, x));
+        m.set_slot(4, kG * test::row_bytes(1));
+        sim::TraceHook hook;
+        if (traced) hook = [](const sim::TraceRecord&) {};
+        EXPECT_EQ(error_of(m.run_task(reduce, 0, 0, hook)), "");
+        EXPECT_EQ(error_of(m.run_task(copy, 1)), "");
+        return test::tensor_values(*m.slot(4), 1, kG, 1);
+      };
+      const auto streamed = run(false), whole = run(true);
+      // An input as the source DMA reads it: fp16 subnormals are zeros under ftz.
+      auto in = [&](uint64_t i) { return ftz && std::fabs(x[i]) < 6.1035156e-05f ? 0.0f * x[i] : x[i]; };
+      for (uint32_t g = 0; g < kG; ++g) {
+        const uint64_t row = uint64_t{g} * kW;
+        float want = pool == 2 ? in(row) : 0.0f;
+        for (uint32_t i = pool == 2 ? 1 : 0; i < kW; ++i) {
+          const float v = in(row + i);
+          if (pool == 2)
+            want = std::isnan(want) || std::isnan(v) ? NAN : std::max(want, v);
+          else
+            want += v;
+        }
+        want = test::f32(test::h16(want));
+        EXPECT_EQ(std::bit_cast<uint32_t>(streamed[g]), std::bit_cast<uint32_t>(whole[g])) << g;
+        if (std::isnan(want))
+          EXPECT_TRUE(std::isnan(streamed[g])) << g;
+        else
+          EXPECT_EQ(streamed[g], want) << g;
+      }
+    }
 }
 
 TEST(SimChain, SubtractingABroadcastRowValue) {

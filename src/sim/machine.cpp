@@ -183,6 +183,49 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     if (!m) return m.error();
     return run_conv_streamed(p, *a, m->first->data(), p.ne.bias ? m->second->data() : nullptr, opts, ws, index, dst);
   }
+  // The result through the output DMA or into L2, rounded to fp16; the trace record.
+  auto write_result = [&](const Values& y) -> Status {
+    RoundCounts rc;
+    OutputStats stats;
+    OutputStats* sp = trace ? &stats : nullptr;
+    if (dst) {
+      if (y.wide)
+        tile_dma_out(*dst, p.out.dma, y.d->data(), opts.numerics, rc, sp);
+      else
+        tile_dma_out(*dst, p.out.dma, y.f->data(), opts.numerics, rc, sp);
+    } else {
+      if (Status s = ws.reserve(2 * p.out.dims.elements(), "the result kept in L2", index); !s) return s;
+      L2Result r = l2_result(p.out, index);
+      r.data.resize(p.out.dims.elements());
+      if (y.wide)
+        round_to_fp16(y.d->data(), r.data.size(), r.data.data(), opts.numerics, rc, sp);
+      else
+        round_to_fp16(y.f->data(), r.data.size(), r.data.data(), opts.numerics, rc, sp);
+      if (trace) rec.dma.push_back({"L2", -1, p.out.l2, p.out.l2 + 2 * r.data.size(), -1});
+      st.l2.put(p.out.l2, std::move(r));
+      st.note_peak();
+    }
+
+    if (!trace) return Ok{};
+    if (rc.overflow)
+      rec.notes.push_back(fmt::format("{} ({} values)", setting_note(opts.numerics, "overflow"), rc.overflow));
+    if (const uint64_t sub = subnormal_inputs + rc.subnormal)
+      rec.notes.push_back(fmt::format("{} ({} values)", setting_note(opts.numerics, "subnormal"), sub));
+    stats.store(rec);
+    trace(rec);
+    return Ok{};
+  };
+  Values y;
+  const bool fp64_sum = opts.numerics.accumulator == Numerics::Accumulator::Fp64;
+  if (!trace && reduce_streamable(p, *a)) {
+    // No whole-tensor fp32 copy of the source: plane by plane.
+    auto out = ws.doubles(p.out.dims.elements(), "the reduction result", index);
+    if (!out) return out.error();
+    run_reduce_streamed(p, *a, opts, fp64_sum, (*out)->data());
+    y.wide = true;
+    y.d = *out;
+    return write_result(y);
+  }
   auto x = ws.floats(p.a.dims.elements(), "the first source", index);
   if (!x) return x.error();
   gather(*a, (*x)->data(), ftz, count, subnormal_inputs);
@@ -206,7 +249,6 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     st.l2.put(p.a.l2, std::move(r));
   }
 
-  Values y;
   if (p.engine == Engine::Pe) {
     Buf<float>* bv = nullptr;
     if (b) {
@@ -223,10 +265,9 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   } else if (p.engine == Engine::PeReduce) {
     auto out = ws.doubles(p.out.dims.elements(), "the reduction result", index);
     if (!out) return out.error();
-    const bool fp64 = opts.numerics.accumulator == Numerics::Accumulator::Fp64;
-    pe_reduce(p.pe, (*x)->data(), p.a.dims, fp64, (*out)->data());
+    pe_reduce(p.pe, (*x)->data(), p.a.dims, fp64_sum, (*out)->data());
     if (p.pe.reduce == PePlan::Reduce::Sum && p.a.dims.w > 1)
-      rec.notes.push_back(fp64 ? "acc=fp64" : "reduce sums in fp32, W order");
+      rec.notes.push_back(fp64_sum ? "acc=fp64" : "reduce sums in fp32, W order");
     y.wide = true;
     y.d = *out;
   } else if (p.ne.mac != NePlan::Mac::Conv) {
@@ -251,34 +292,7 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
       return s;
   }
 
-  RoundCounts rc;
-  OutputStats stats;
-  OutputStats* sp = trace ? &stats : nullptr;
-  if (dst) {
-    if (y.wide)
-      tile_dma_out(*dst, p.out.dma, y.d->data(), opts.numerics, rc, sp);
-    else
-      tile_dma_out(*dst, p.out.dma, y.f->data(), opts.numerics, rc, sp);
-  } else {
-    if (Status s = ws.reserve(2 * p.out.dims.elements(), "the result kept in L2", index); !s) return s;
-    L2Result r = l2_result(p.out, index);
-    r.data.resize(p.out.dims.elements());
-    if (y.wide)
-      round_to_fp16(y.d->data(), r.data.size(), r.data.data(), opts.numerics, rc, sp);
-    else
-      round_to_fp16(y.f->data(), r.data.size(), r.data.data(), opts.numerics, rc, sp);
-    if (trace) rec.dma.push_back({"L2", -1, p.out.l2, p.out.l2 + 2 * r.data.size(), -1});
-    st.l2.put(p.out.l2, std::move(r));
-    st.note_peak();
-  }
-
-  if (!trace) return Ok{};
-  if (rc.overflow) rec.notes.push_back(fmt::format("{} ({} values)", setting_note(opts.numerics, "overflow"), rc.overflow));
-  if (const uint64_t sub = subnormal_inputs + rc.subnormal)
-    rec.notes.push_back(fmt::format("{} ({} values)", setting_note(opts.numerics, "subnormal"), sub));
-  stats.store(rec);
-  trace(rec);
-  return Ok{};
+  return write_result(y);
 }
 
 }  // namespace ane::sim

@@ -143,6 +143,36 @@ Status result_table(const TaskPlan& p, const LutReading* lut, const Options& opt
 
 }  // namespace
 
+bool reduce_streamable(const TaskPlan& p, const BoundOperand& a) {
+  return p.engine == Engine::PeReduce && !p.a.retain_l2 && p.a.dims.elements() >= kMinValues && readable(a);
+}
+
+void run_reduce_streamed(const TaskPlan& p, const BoundOperand& a, const Options& opts, bool fp64_sum, double* out) {
+  const Dims& d = p.a.dims;
+  const uint64_t planes = uint64_t{d.g} * d.c, n = uint64_t{d.h} * d.w;
+  const bool ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
+  // Planes in groups of about 2^16 values (one plane at least).
+  const uint64_t per = std::max<uint64_t>(1, kMinValues / std::max<uint64_t>(n, 1));
+  on_two_threads(
+      planes,
+      [&](uint64_t p0, uint64_t p1) {
+        std::vector<uint16_t> bits(std::min(per, p1 - p0) * n);
+        std::vector<float> x(bits.size());
+        for (uint64_t r0 = p0; r0 < p1; r0 += per) {
+          const uint64_t r1 = std::min(p1, r0 + per), count = (r1 - r0) * n;
+          for (uint64_t row = r0 * d.h; row < r1 * d.h; ++row)
+            read_run(a, {row, 0, d.w}, bits.data() + (row - r0 * d.h) * d.w);
+          if (ftz) flush_subnormals(bits.data(), count);
+          fp16_to_float_n(bits.data(), x.data(), count);
+          Dims group = d;
+          group.g = 1;
+          group.c = static_cast<uint32_t>(r1 - r0);
+          pe_reduce(p.pe, x.data(), group, fp64_sum, out + r0);
+        }
+      },
+      planes * n >= 2 * kMinValues ? 2 : UINT64_MAX);
+}
+
 bool streamable(const TaskPlan& p, const BoundOperand& a, const BoundOperand* b, const Memory* dst) {
   const uint64_t n = p.a.dims.elements();
   if (n < kMinValues || p.a.retain_l2 || p.out.dims != p.a.dims) return false;

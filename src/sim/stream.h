@@ -39,4 +39,12 @@ bool streamable(const TaskPlan& p, const BoundOperand& a, const BoundOperand* b,
 Status run_streamed(const TaskPlan& p, const BoundOperand& a, const BoundOperand* b, const LutReading* lut,
                     const Options& opts, Workspace& ws, uint32_t task, Memory* dst, uint16_t* l2_out);
 
+// Planar reductions (PeReduce) of at least 2^16 values read by tile DMA or
+// from a whole L2 result, without the source retained in L2: reduced
+// plane by plane from fp16 rows on both cores, each plane by pe_reduce's own
+// loop over that plane alone, so the results are the whole-tensor path's.
+bool reduce_streamable(const TaskPlan& p, const BoundOperand& a);
+// out[plane] for every plane of the source (G x C of them), before rounding.
+void run_reduce_streamed(const TaskPlan& p, const BoundOperand& a, const Options& opts, bool fp64_sum, double* out);
+
 }  // namespace ane::sim::detail
