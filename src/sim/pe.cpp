@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -67,8 +68,12 @@ void apply_block(const PePlan& pe, const float* a, const float* b, float* out, s
 // (never fused), the same proxy for a value fp32 does not hold. Returns how
 // many values it did (a multiple of 4); apply_block does the rest.
 template <bool kMul>
-__attribute__((target("avx2"))) size_t add_mul_avx2(const PePlan& pe, const float* a, const float* b, float* out,
-                                                     size_t n, Numerics::Round round) {
+__attribute__((target("avx2,f16c"))) size_t add_mul_avx2(const PePlan& pe, const float* a, const float* b, float* out,
+                                                          size_t n, Numerics::Round round) {
+  const bool nearest_even = round == Numerics::Round::NearestEven;
+  const __m256d below_overflow = _mm256_set1_pd(65520.0);
+  const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  const __m128i one = _mm_set1_epi32(1);
   const __m256d pre = _mm256_set1_pd(fp16_to_float(pe.pre_scale)), scale = _mm256_set1_pd(fp16_to_float(pe.scale));
   const __m256d bias = _mm256_set1_pd(fp16_to_float(pe.bias)), sign = _mm256_set1_pd(pe.second == 3 ? -1.0 : 1.0);
   const __m256d sign_bit = _mm256_set1_pd(-0.0);
@@ -82,20 +87,47 @@ __attribute__((target("avx2"))) size_t add_mul_avx2(const PePlan& pe, const floa
     __m256d y = _mm256_add_pd(_mm256_mul_pd(scale, r), bias);
     if (pe.abs) y = _mm256_andnot_pd(sign_bit, y);
     const __m128 f = _mm256_cvtpd_ps(y);
-    _mm_storeu_ps(out + i, f);
-    // Unordered compares true: a NaN takes the proxy, as in apply_block.
-    if (const int inexact = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_cvtps_pd(f), y, _CMP_NEQ_UQ))) {
+    // Unordered compares true: a NaN is inexact, as in apply_block.
+    const __m256d inexact_lanes = _mm256_cmp_pd(_mm256_cvtps_pd(f), y, _CMP_NEQ_UQ);
+    int scalar = _mm256_movemask_pd(inexact_lanes);
+    if (nearest_even) {
+      // Without a branch on which lanes are inexact (with scales such as
+      // log2(e), as good as random): every lane's proxy as a vector, the fp16
+      // nearest y, which is y rounded to fp32 to odd and then to fp16 to
+      // nearest even (fp32 has more than two bits beyond fp16's, so the second
+      // rounding cannot go wrong); kept where the lane is inexact. Lanes of
+      // 65520 and more in magnitude, and NaNs, take fp16_proxy below.
+      const __m256d magnitude = _mm256_andnot_pd(sign_bit, y);
+      scalar &= _mm256_movemask_pd(_mm256_cmp_pd(magnitude, below_overflow, _CMP_NLT_UQ));
+      const __m256d over = _mm256_cmp_pd(_mm256_andnot_pd(sign_bit, _mm256_cvtps_pd(f)), magnitude, _CMP_GT_OQ);
+      // The 64-bit lane masks as 32-bit ones.
+      const __m128i over32 =
+          _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(over), low_halves));
+      const __m128i inexact32 =
+          _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(inexact_lanes), low_halves));
+      // Toward zero (one step down in magnitude where rounding went up), then the sticky bit.
+      const __m128i odd = _mm_or_si128(_mm_add_epi32(_mm_castps_si128(f), over32), one);
+      const __m128 nearest = _mm_cvtph_ps(_mm_cvtps_ph(_mm_castsi128_ps(odd), _MM_FROUND_TO_NEAREST_INT));
+      _mm_storeu_ps(out + i, _mm_blendv_ps(f, nearest, _mm_castsi128_ps(inexact32)));
+    } else {
+      _mm_storeu_ps(out + i, f);
+    }
+    if (scalar) {
       alignas(32) double ys[4];
       _mm256_store_pd(ys, y);
       for (int k = 0; k < 4; ++k)
-        if (inexact >> k & 1) out[i + k] = fp16_proxy(ys[k], round);
+        if (scalar >> k & 1) out[i + k] = fp16_proxy(ys[k], round);
     }
   }
   return i;
 }
 
 bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
+  // CPUID leaf 1, ECX bit 29 = F16C (clang 14 has no "f16c" for __builtin_cpu_supports).
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+  }();
   return yes;
 }
 #endif
