@@ -163,7 +163,50 @@ void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out
 void pe_reduce(const PePlan& pe, const float* a, const Dims& in, bool fp64_sum, double* out) {
   const uint64_t planes = uint64_t{in.g} * in.c, n = uint64_t{in.h} * in.w;
   const double final_scale = fp32_bits(pe.final_scale);
-  for (uint64_t r = 0; r < planes; ++r) {
+  auto finish = [&](uint64_t r, double y) {
+    y *= final_scale;
+    if (pe.reciprocal) y = 1.0 / y;
+    out[r] = y;
+  };
+  // Each plane's values in W order, as one chain of operations; four planes
+  // side by side, so that four independent chains fill the pipeline (one
+  // chain waits on each add's latency). The same operations per plane.
+  uint64_t r = 0;
+  for (; n > 0 && r + 4 <= planes; r += 4) {
+    const float *x0 = a + r * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;
+    double y0, y1, y2, y3;
+    if (pe.reduce == PePlan::Reduce::Max) {
+      y0 = x0[0], y1 = x1[0], y2 = x2[0], y3 = x3[0];
+      for (uint64_t i = 1; i < n; ++i) {
+        y0 = nan_max(y0, x0[i]);
+        y1 = nan_max(y1, x1[i]);
+        y2 = nan_max(y2, x2[i]);
+        y3 = nan_max(y3, x3[i]);
+      }
+    } else if (fp64_sum) {
+      y0 = y1 = y2 = y3 = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        y0 += x0[i];
+        y1 += x1[i];
+        y2 += x2[i];
+        y3 += x3[i];
+      }
+    } else {
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        s0 += x0[i];
+        s1 += x1[i];
+        s2 += x2[i];
+        s3 += x3[i];
+      }
+      y0 = s0, y1 = s1, y2 = s2, y3 = s3;
+    }
+    finish(r, y0);
+    finish(r + 1, y1);
+    finish(r + 2, y2);
+    finish(r + 3, y3);
+  }
+  for (; r < planes; ++r) {
     const float* x = a + r * n;
     double y;
     if (pe.reduce == PePlan::Reduce::Max) {
@@ -173,13 +216,11 @@ void pe_reduce(const PePlan& pe, const float* a, const Dims& in, bool fp64_sum, 
       y = 0;
       for (uint64_t i = 0; i < n; ++i) y += x[i];
     } else {
-      float s = 0;
-      for (uint64_t i = 0; i < n; ++i) s += x[i];
-      y = s;
+      float sum = 0;
+      for (uint64_t i = 0; i < n; ++i) sum += x[i];
+      y = sum;
     }
-    y *= final_scale;
-    if (pe.reciprocal) y = 1.0 / y;
-    out[r] = y;
+    finish(r, y);
   }
 }
 
