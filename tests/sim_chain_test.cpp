@@ -76,17 +76,18 @@ TEST(SimChain, AResultKeptInL2FeedsTheNextTask) {
   EXPECT_EQ(error_of(m.run_task(t1, 1)), "task 1: the first source reads L2 at 0x100, where no earlier task left a result");
 }
 
-// A reduction over 4 groups (rows) of 8 values, read with a group stride.
-RegisterImage reduce_task(uint32_t pool, bool reciprocal) {
-  RegisterImage r = test::pe_task(1, 1, 8, 0);
+// A reduction over `groups` groups (rows) of `w` values (4 of 8 unless
+// given), read with a group stride of one row.
+RegisterImage reduce_task(uint32_t pool, bool reciprocal, uint32_t groups = 4, uint32_t w = 8) {
+  RegisterImage r = test::pe_task(1, 1, w, 0);
   set(r, "Header[8].RBE1", 0);
   set(r, "L2.SourceCfg.Source2Type", 0);
   set(r, "Common.Cfg.TaskType", 5);
   set(r, "PE.Cfg.SecSrc", 0);
   set(r, "PE.Cfg.PoolMode", pool);
   set(r, "PE.Cfg.Reciprocal", reciprocal ? 1 : 0);
-  set(r, "Common.GroupConvCfg.NumGroups", 4);
-  set(r, "TileDMASrc.GroupStride.Stride", 1);  // 64-byte rows
+  set(r, "Common.GroupConvCfg.NumGroups", groups);
+  set(r, "TileDMASrc.GroupStride.Stride", static_cast<uint32_t>(test::row_bytes(w) >> 6));
   keep_in_l2(r, 0);
   return r;
 }
@@ -165,15 +166,7 @@ TEST(SimChain, LargeReductionsGiveTheWholeTensorPathsBits) {
   for (uint32_t pool : {0u, 2u})
     for (bool ftz : {false, true}) {
       SCOPED_TRACE(testing::Message() << "PoolMode " << pool << (ftz ? ", ftz" : ""));
-      RegisterImage reduce = test::pe_task(1, 1, kW, 0);
-      set(reduce, "Header[8].RBE1", 0);
-      set(reduce, "L2.SourceCfg.Source2Type", 0);
-      set(reduce, "Common.Cfg.TaskType", 5);
-      set(reduce, "PE.Cfg.SecSrc", 0);
-      set(reduce, "PE.Cfg.PoolMode", pool);
-      set(reduce, "Common.GroupConvCfg.NumGroups", kG);
-      set(reduce, "TileDMASrc.GroupStride.Stride", static_cast<uint32_t>(test::row_bytes(kW) >> 6));
-      keep_in_l2(reduce, 0);
+      const RegisterImage reduce = reduce_task(pool, false, kG, kW);
       RegisterImage copy = affine(1, kG, 1, 1, 0);  // the kG values out through tile DMA
       read_l2(copy, 0);
       sim::Options o;
