@@ -4,10 +4,10 @@
 #include "ne.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 
+#include "held_patterns.h"
 #include "mac.h"
 #include "numerics.h"
 #include "two_threads.h"
@@ -99,14 +99,7 @@ void table_pass(Buf<float>& x, const NePlan& p, const LutReading& lut, const Opt
         },
         uint64_t{1} << 13);
   } else {
-    // Only the bit patterns the tensor holds: a tensor of activations uses a
-    // fraction of the 65,536, and the chain costs tens of nanoseconds a value
-    // where marking one costs about one. Past 2^20 values, all of them.
-    std::array<std::vector<uint8_t>, 2> seen;
-    if (n > (uint64_t{1} << 20)) seen[0].assign(65536, 1);
-    else on_two_threads(n, [&](uint64_t b, uint64_t e) {
-      std::vector<uint8_t>& mark = seen[b == 0 ? 0 : 1];
-      mark.assign(65536, 0);
+    const std::vector<uint8_t> held = held_patterns(n, [&](uint64_t b, uint64_t e, std::vector<uint8_t>& mark) {
       constexpr uint64_t kBlock = 2048;
       uint16_t bits[kBlock];
       for (uint64_t at = b; at < e; at += kBlock) {
@@ -119,7 +112,7 @@ void table_pass(Buf<float>& x, const NePlan& p, const LutReading& lut, const Opt
     std::vector<uint8_t> memo_off(lut.is_sigmoid ? 65536 : 0);
     on_two_threads(65536, [&](uint64_t b, uint64_t e) {
       for (uint64_t h = b; h < e; ++h) {
-        if (!seen[0][h] && (seen[1].empty() || !seen[1][h])) continue;
+        if (!held[h]) continue;
         bool off = false;
         memo[h] = fp16_proxy(chain(fp16_to_float(static_cast<uint16_t>(h)), off), opts.numerics.round);
         if (lut.is_sigmoid) memo_off[h] = off;

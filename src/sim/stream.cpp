@@ -2,10 +2,10 @@
 #include "stream.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <vector>
 
+#include "held_patterns.h"
 #include "ne.h"
 #include "numerics.h"
 #include "pe.h"
@@ -21,9 +21,6 @@ namespace {
 constexpr uint64_t kPiece = 4096;
 // Below this many values the whole-tensor path is as fast.
 constexpr uint64_t kMinValues = uint64_t{1} << 16;
-// Single-operand tasks up to this many values compute their result table
-// only for the input patterns they hold (run_streamed).
-constexpr uint64_t kMarkValuesUpTo = uint64_t{1} << 20;
 
 bool readable(const BoundOperand& b) {
   const Operand& op = *b.op;
@@ -105,16 +102,16 @@ void flush_subnormals(uint16_t* bits, uint64_t n) {
 }
 
 // The single-operand task's result for the fp16 bit patterns of its input
-// that `used` marks (the others are left 0), computed by the whole-tensor
+// that `held` marks (held_patterns.h; the others are left 0), computed by the whole-tensor
 // path's own functions on a tensor of those patterns. Each value is computed
 // alone, so a pattern's result does not depend on which others are there.
 Status result_table(const TaskPlan& p, const LutReading* lut, const Options& opts, Workspace& ws, uint32_t task,
-                    const std::vector<uint8_t>& used, std::vector<uint16_t>& table) {
+                    const std::vector<uint8_t>& held, std::vector<uint16_t>& table) {
   constexpr uint64_t kPatterns = 65536;
   std::vector<uint16_t> patterns;
   patterns.reserve(kPatterns);
   for (uint64_t h = 0; h < kPatterns; ++h)
-    if (used[h]) patterns.push_back(static_cast<uint16_t>(h));
+    if (held[h]) patterns.push_back(static_cast<uint16_t>(h));
   const uint64_t m = patterns.size();
   table.assign(kPatterns, 0);
   if (m == 0) return Ok{};
@@ -199,14 +196,7 @@ Status run_streamed(const TaskPlan& p, const BoundOperand& a, const BoundOperand
   const uint32_t w = p.a.dims.w;
   const Numerics& num = opts.numerics;
   if (!b) {
-    // The patterns the input holds: a tensor of activations uses a fraction
-    // of the 65,536, and a table value costs tens of nanoseconds where
-    // marking one costs about one. Past 2^20 values, all of them.
-    std::array<std::vector<uint8_t>, 2> seen;
-    if (n > kMarkValuesUpTo) seen[0].assign(65536, 1);
-    else on_two_threads(n, [&](uint64_t begin, uint64_t end) {
-      std::vector<uint8_t>& mark = seen[begin == 0 ? 0 : 1];
-      mark.assign(65536, 0);
+    const std::vector<uint8_t> held = held_patterns(n, [&](uint64_t begin, uint64_t end, std::vector<uint8_t>& mark) {
       std::vector<uint16_t> bits(kPiece);
       for_pieces(begin, end, w, [&](const std::vector<Run>& runs, uint64_t) {
         for (const Run& run : runs) {
@@ -215,10 +205,8 @@ Status run_streamed(const TaskPlan& p, const BoundOperand& a, const BoundOperand
         }
       });
     });
-    if (!seen[1].empty())
-      for (size_t h = 0; h < 65536; ++h) seen[0][h] |= seen[1][h];
     std::vector<uint16_t> table;
-    if (Status s = result_table(p, lut, opts, ws, task, seen[0], table); !s) return s;
+    if (Status s = result_table(p, lut, opts, ws, task, held, table); !s) return s;
     on_two_threads(n, [&](uint64_t begin, uint64_t end) {
       std::vector<uint16_t> bits(kPiece);
       for_pieces(begin, end, w, [&](const std::vector<Run>& runs, uint64_t) {

@@ -5,9 +5,11 @@
 // 512 x 8192 sgemm faults in a few hundred of them 4 KiB at a time, which on
 // a virtual machine costs about as much as a third of the multiply itself.
 // hwx-run links OpenBLAS statically with `--wrap=mmap` (CMakeLists.txt), so
-// its mmap calls come here: large anonymous mappings are advised for huge
-// pages, which in THP's "madvise" mode lets the kernel fault them 2 MiB at a
-// time. The advice changes no value: the same pages, the same sgemm.
+// its mmap calls come here (so do libane's own, whose large buffers are
+// advised already; glibc's internal ones do not): large anonymous mappings
+// are advised for huge pages, which in THP's "madvise" mode lets the kernel
+// fault them 2 MiB at a time. The advice changes no value: the same pages,
+// the same sgemm.
 #include <sys/mman.h>
 #include <sys/types.h>
 
