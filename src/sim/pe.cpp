@@ -170,7 +170,10 @@ void pe_reduce(const PePlan& pe, const float* a, const Dims& in, bool fp64_sum, 
   };
   // Each plane's values in W order, as one chain of operations; four planes
   // side by side, so that four independent chains fill the pipeline (one
-  // chain waits on each add's latency). The same operations per plane.
+  // chain waits on each add's latency). The same operations per plane. Four
+  // named accumulators rather than an array of them: GCC 12 kept the array
+  // in memory (a store and a load per value), which lost the gain. The
+  // planes left over go one at a time below.
   uint64_t r = 0;
   for (; n > 0 && r + 4 <= planes; r += 4) {
     const float *x0 = a + r * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;
