@@ -7,13 +7,18 @@
 // 32 MiB that a fresh process must fault in and zero, which costs more than
 // the sgemm on these machines).
 //
-// The same bits: every output is one dot product over the input channels, and
+// The same bits, where the BLAS allows: every output is one dot product over
+// the input channels, and on OpenBLAS's AVX-512 and Sandy Bridge kernels
 // splitting the pixels (the sgemm's N) leaves each product's summation as it
-// was. OpenBLAS blocks K by a size that depends on K alone, splits M and N over
-// its threads the same way, and only its small-matrix kernel (taken when
-// M x N x K <= 10^6) sums otherwise: every block stays well above that. The
-// post stage is the one fp32 keeps (a ReLU at most, PostScale 1), the rounding
-// the output DMA's own; everything else takes the whole-tensor path.
+// was: OpenBLAS blocks K by a size that depends on K alone, splits M and N
+// over its threads the same way, and only its small-matrix kernel (taken when
+// M x N x K <= 10^6) sums otherwise: every block stays well above that. Its
+// Haswell and Zen kernels (AVX2 machines without AVX-512) sum a column in an
+// order that depends on where the call's columns start, so there the
+// streamed and whole paths differ in the fp32 rounding of some sums, as a
+// one-thread and a threaded call do (docs/simulator.md, "Streaming"). The
+// post stage is the one fp32 keeps (a ReLU at most, PostScale 1), the
+// rounding the output DMA's own; everything else takes the whole-tensor path.
 #pragma once
 
 #include "ane/error.h"
