@@ -14,6 +14,9 @@ The measure (issue 20):
   peak      the largest resident set of an hwx-run process, and of a fresh Python process
             that imports numpy and does the job once (the interpreter and numpy included).
             `buffers` is what the program itself holds (hwx-run --json slot_bytes).
+  pages     the time to first touch four fresh huge pages, before and after each job: on
+            VMs with free page reporting it shows whether the host was backing freed memory
+            again (about 1 ms quiet, 25 ms not), which moves hwx-run's times (last line).
 
 In process (a second table, when BUILD_DIR/python holds the module): `libane.run(program,
 inputs)` on float16 arrays already in memory (the program opened once) against the job's
@@ -43,6 +46,8 @@ usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs 
        next to the repository, or LIBANE_SHARED_DIR)
 """
 import argparse
+import ctypes
+import mmap
 import json
 import os
 import resource
@@ -362,6 +367,32 @@ def import_libane(build):
         return None
 
 
+def fresh_huge_pages_ms(pages=4):
+    """Milliseconds to first touch `pages` fresh 2 MiB pages advised for huge pages, or None.
+
+    On virtual machines with free page reporting the host takes back free memory, and a
+    huge page it must back again costs 6 - 7 ms instead of 0.2 ms (docs/simulator.md,
+    "Streaming"). hwx-run touches about four per run (the pool's and OpenBLAS's), so this
+    state moves its times. Sampled once before and once after each job's runs, never
+    between them (pages given back here would be warm for the next process).
+    """
+    huge = 2 << 20
+    if not hasattr(mmap, "MADV_HUGEPAGE"):
+        return None
+    m = mmap.mmap(-1, (pages + 1) * huge, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        view = ctypes.c_char.from_buffer(m)
+        offset = -ctypes.addressof(view) % huge
+        del view
+        m.madvise(mmap.MADV_HUGEPAGE, offset, pages * huge)
+        start = time.perf_counter()
+        for k in range(pages):
+            m[offset + k * huge] = 1
+        return (time.perf_counter() - start) * 1e3
+    finally:
+        m.close()
+
+
 def stats(xs):
     return min(xs) * 1e3, statistics.median(xs) * 1e3
 
@@ -386,7 +417,7 @@ def main():
     head = (f"{'job':12} {'hwx-run min/med ms':>19} {'numpy min/med ms':>17} {'ratio med (min)':>16} "
             f"{'floor ms':>9} {'hwx/floor':>9} {'hwx-run MiB':>11} {'buffers':>8} {'numpy MiB':>9}")
     print(head)
-    notes, in_process = [], []
+    notes, in_process, page_ms = [], [], []
     libane = import_libane(args.build)
     for name in args.jobs.split(","):
         with tempfile.TemporaryDirectory() as tmp:
@@ -404,6 +435,7 @@ def main():
                 continue
             if args.keep:
                 print(f"{name:12} $ {' '.join(map(str, job.hwx))}")
+            page_ms.append(fresh_huge_pages_ms())  # before the warm-up, which takes any pages it gave back
             timed_process(job.hwx), timed_call(job.numpy_job)  # warm the page cache
             th, tn = [], []
             for _ in range(args.runs):
@@ -411,6 +443,7 @@ def main():
                 time.sleep(args.pause)
                 tn.append(timed_call(job.numpy_job))
                 time.sleep(args.pause)
+            page_ms.append(fresh_huge_pages_ms())
             read, compute, write = floor_seconds(job, args.runs)
             floor = (read + compute + write) * 1e3
             (h_min, h_med), (n_min, n_med) = stats(th), stats(tn)
@@ -435,6 +468,12 @@ def main():
                 in_process.append(f"{name:12} {l_min:8.1f} / {l_med:7.1f} {m_min:9.1f} / {m_med:7.1f} "
                                   f"{m_med / l_med:9.2f} ({m_min / l_min:4.2f})")
     print("\n" + "\n".join(notes))
+    page_ms = sorted(t for t in page_ms if t is not None)
+    if page_ms:
+        print(f"\nfour fresh 2 MiB huge pages, first touch, before and after each job: min {page_ms[0]:.2f}, "
+              f"median {statistics.median(page_ms):.2f}, max {page_ms[-1]:.2f} ms ({len(page_ms)} samples; about "
+              f"1 ms is a quiet machine, 6 - 7 ms per page the host backing freed memory again, which an hwx-run "
+              f"process meets too)")
     if libane:
         print(f"\nin process, arrays in memory (no file I/O):\n{'job':12} {'libane.run min/med ms':>21} "
               f"{'numpy min/med ms':>19} {'ratio med (min)':>16}")

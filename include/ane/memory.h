@@ -1,12 +1,13 @@
 // Memory: the zero-initialised byte buffer behind the simulator's slots.
 //
-// A large buffer (256 KiB and up) is cut from memory mapped from the kernel in
+// A large buffer (64 KiB and up) is cut from memory mapped from the kernel in
 // 2 MiB aligned chunks advised for transparent huge pages: its zeros cost
 // nothing until a page is first written, and then it is faulted in 2 MiB at a
 // time instead of 4 KiB (on a virtual machine each fault costs microseconds; an
 // 8 MiB tensor in 4 KiB pages is 2,048 of them). Buffers are cut one after
 // another, so several small ones share a huge page instead of each zeroing
-// one of their own. Small buffers come from the heap, zeroed.
+// one of their own. Smaller buffers come from the heap, zeroed. Under
+// AddressSanitizer each piece is followed by a poisoned page.
 // A large buffer given back is kept mapped (up to 64 MiB in all) for the next
 // one of the same rounded length, which then starts as zeros again.
 #pragma once
@@ -61,7 +62,7 @@ class Memory {
 void release_cached_memory();
 
 // Blocks of the same pool for a process's other large allocations: hwx-run's
-// operator new takes its blocks of 256 KiB and more from here, so that the
+// operator new takes its blocks of 64 KiB and more from here, so that the
 // copies made while reading a program share huge pages with the slots instead
 // of faulting in 4 KiB at a time. Uninitialised, 4 KiB aligned; nullptr when
 // the system refuses. Give a block back with free_large(p, bytes).

@@ -15,6 +15,17 @@
 #include <unistd.h>
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LIBANE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LIBANE_ASAN 1
+#endif
+#endif
+#if defined(LIBANE_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace ane {
 
 namespace detail {
@@ -26,6 +37,21 @@ constexpr size_t kHuge = size_t{2} << 20;
 constexpr size_t kPieceAlign = size_t{4} << 10;
 constexpr size_t kChunkBytes = size_t{32} << 20;
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// Under AddressSanitizer a piece is followed by a poisoned page and is
+// poisoned whole while given back, so that reading past a piece, or a piece
+// after its release, is reported as it is for a heap block.
+#if defined(LIBANE_ASAN)
+constexpr size_t kGuardBytes = kPieceAlign;
+void poison(const void* p, size_t n) { ASAN_POISON_MEMORY_REGION(p, n); }
+void unpoison(const void* p, size_t n) { ASAN_UNPOISON_MEMORY_REGION(p, n); }
+#else
+constexpr size_t kGuardBytes = 0;
+void poison(const void*, size_t) {}
+void unpoison(const void*, size_t) {}
+#endif
+// The address space a piece of `bytes` takes.
+size_t piece_length(size_t bytes) { return round_up(std::max<size_t>(bytes, 1), kPieceAlign) + kGuardBytes; }
 
 // Large buffers are pieces cut one after another from 2 MiB aligned chunks
 // advised for huge pages. Pieces share huge pages: a program's slots and
@@ -80,6 +106,7 @@ void release_piece(Pool& pl, void* p) {
     Chunk& c = pl.chunks[i];
     if (at < c.start || at >= c.start + c.length) continue;
     if (--c.live == 0) {
+      unpoison(reinterpret_cast<void*>(c.start), c.length);  // the addresses may be mapped again for anything
       munmap(reinterpret_cast<void*>(c.start), c.length);
       pl.chunks.erase(pl.chunks.begin() + static_cast<ptrdiff_t>(i));
     }
@@ -102,7 +129,7 @@ void drop_cached_regions() {
 
 void* map_large(size_t bytes, bool zero) {
 #if defined(__linux__)
-  const size_t length = round_up(std::max<size_t>(bytes, 1), kPieceAlign);
+  const size_t length = piece_length(bytes);
   Pool& pl = pool();
   std::lock_guard<std::mutex> hold(pl.lock);
   for (size_t i = 0; i < pl.regions.size(); ++i)
@@ -110,6 +137,7 @@ void* map_large(size_t bytes, bool zero) {
       void* p = pl.regions[i].first;
       pl.regions.erase(pl.regions.begin() + static_cast<ptrdiff_t>(i));
       pl.cached -= length;
+      unpoison(p, bytes);
       if (zero) std::memset(p, 0, bytes);
       return p;
     }
@@ -120,6 +148,7 @@ void* map_large(size_t bytes, bool zero) {
   void* p = reinterpret_cast<void*>(c.start + c.used);
   c.used += length;
   c.live += 1;
+  poison(static_cast<uint8_t*>(p) + bytes, length - bytes);
   return p;
 #else
   (void)zero;
@@ -130,9 +159,10 @@ void* map_large(size_t bytes, bool zero) {
 void unmap_large(void* p, size_t bytes) {
   if (!p) return;
 #if defined(__linux__)
-  const size_t length = round_up(std::max<size_t>(bytes, 1), kPieceAlign);
+  const size_t length = piece_length(bytes);
   Pool& pl = pool();
   std::lock_guard<std::mutex> hold(pl.lock);
+  poison(p, length);
   if (pl.cached + length <= kCacheBytes) {
     pl.regions.emplace_back(p, length);
     pl.cached += length;

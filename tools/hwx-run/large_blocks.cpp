@@ -1,4 +1,4 @@
-// hwx-run's operator new: blocks of 256 KiB and more from libane's large
+// hwx-run's operator new: blocks of 64 KiB and more from libane's large
 // buffer pool (ane/memory.h), the rest from malloc.
 //
 // Reading a program copies its weight sections (the container keeps its
@@ -17,7 +17,7 @@ namespace {
 
 // Each block starts with its size, in 16 bytes so that new's alignment holds.
 constexpr size_t kHeader = 16;
-constexpr size_t kFromPool = size_t{256} << 10;
+constexpr size_t kFromPool = size_t{64} << 10;
 
 void* take(size_t n) {
   if (n > SIZE_MAX - kHeader) return nullptr;
