@@ -11,6 +11,9 @@ The measure (issue 20):
   floor     what the job cannot avoid on this machine: the job's compute in numpy on fp32
             arrays already in memory (the sgemm, or the element-wise passes), plus reading the
             input files and writing the output bytes; the minimum of each part, summed.
+  +start    hwx-run's median over the floor plus the minimum of an hwx-run process that
+            does no job (`hwx-run --help`: exec, loading, OpenBLAS's start, exit), which
+            the floor leaves out; hwx/floor is the issue's measure and stays beside it.
   peak      the largest resident set of an hwx-run process, and of a fresh Python process
             that imports numpy and does the job once (the interpreter and numpy included).
             `buffers` is what the program itself holds (hwx-run --json slot_bytes).
@@ -412,10 +415,14 @@ def main():
 
     print(f"cores: {os.cpu_count()}, {args.runs} runs per side, alternating, {args.pause} s pause after each run")
     starts = [timed_process([sys.executable, "-c", "import numpy"]) for _ in range(max(5, args.runs // 3))]
-    print("python3 start + import numpy: min %.1f ms, median %.1f ms (paid once by a numpy user; in no ratio)\n"
+    print("python3 start + import numpy: min %.1f ms, median %.1f ms (paid once by a numpy user; in no ratio)"
           % stats(starts))
+    empty = [timed_process([f"{args.build}/hwx-run", "--help"]) for _ in range(max(5, args.runs // 3))]
+    empty_min, empty_med = stats(empty)
+    print(f"hwx-run --help as a process (its start and exit, no job): min {empty_min:.1f} ms, median {empty_med:.1f} ms "
+          f"(column +start: hwx-run / (floor + this min))\n")
     head = (f"{'job':12} {'hwx-run min/med ms':>19} {'numpy min/med ms':>17} {'ratio med (min)':>16} "
-            f"{'floor ms':>9} {'hwx/floor':>9} {'hwx-run MiB':>11} {'buffers':>8} {'numpy MiB':>9}")
+            f"{'floor ms':>9} {'hwx/floor':>9} {'+start':>6} {'hwx-run MiB':>11} {'buffers':>8} {'numpy MiB':>9}")
     print(head)
     notes, in_process, page_ms = [], [], []
     libane = import_libane(args.build)
@@ -451,6 +458,7 @@ def main():
             script.write_text("import numpy as np\nd = %r\n" % str(d) + job.numpy_source)
             print(f"{name:12} {h_min:8.1f} / {h_med:7.1f} {n_min:7.1f} / {n_med:7.1f} "
                   f"{n_med / h_med:9.2f} ({n_min / h_min:4.2f}) {floor:9.1f} {h_med / floor:9.2f} "
+                  f"{h_med / (floor + empty_min):6.2f} "
                   f"{peak_mib(job.hwx):11.0f} {slot_mib(job.hwx):8.0f} {peak_mib([sys.executable, str(script)]):9.0f}",
                   flush=True)
             notes.append(f"{name}: floor = read {read * 1e3:.1f} + compute {compute * 1e3:.1f} + write "
