@@ -15,13 +15,6 @@
 #include <unistd.h>
 #endif
 
-#if defined(__SANITIZE_ADDRESS__)
-#define LIBANE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIBANE_ASAN 1
-#endif
-#endif
 #if defined(LIBANE_ASAN)
 #include <sanitizer/asan_interface.h>
 #endif
@@ -38,15 +31,14 @@ constexpr size_t kPieceAlign = size_t{4} << 10;
 constexpr size_t kChunkBytes = size_t{32} << 20;
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-// Under AddressSanitizer a piece is followed by a poisoned page and is
-// poisoned whole while given back, so that reading past a piece, or a piece
-// after its release, is reported as it is for a heap block.
+// Under AddressSanitizer a piece is followed by a poisoned page
+// (kGuardBytes) and is poisoned whole while given back, so that reading past
+// a piece, or a piece after its release, is reported as it is for a heap block.
 #if defined(LIBANE_ASAN)
-constexpr size_t kGuardBytes = kPieceAlign;
+static_assert(kGuardBytes == kPieceAlign);
 void poison(const void* p, size_t n) { ASAN_POISON_MEMORY_REGION(p, n); }
 void unpoison(const void* p, size_t n) { ASAN_UNPOISON_MEMORY_REGION(p, n); }
 #else
-constexpr size_t kGuardBytes = 0;
 void poison(const void*, size_t) {}
 void unpoison(const void*, size_t) {}
 #endif

@@ -9,12 +9,26 @@
 #include <utility>
 #include <vector>
 
+#include "ane/memory.h"
+
 namespace ane::detail {
 
 // Buffers of at least this many bytes are mapped; smaller ones use the heap.
-// 64 KiB: a 3x3 convolution's working buffers (100 - 250 KiB each) had
-// faulted in 200 heap pages one at a time, a fifth of its process's time.
-constexpr size_t kLargeBytes = size_t{64} << 10;
+constexpr size_t kLargeBytes = kLargeBufferBytes;
+
+#if defined(__SANITIZE_ADDRESS__)
+#define LIBANE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LIBANE_ASAN 1
+#endif
+#endif
+// The poisoned page after each piece under AddressSanitizer, none otherwise.
+#if defined(LIBANE_ASAN)
+constexpr size_t kGuardBytes = size_t{4} << 10;
+#else
+constexpr size_t kGuardBytes = 0;
+#endif
 
 // `bytes` of zeros (of anything when `zero` is false: a region given back
 // earlier is reused as it is), 4 KiB aligned, cut from chunks advised for huge pages;

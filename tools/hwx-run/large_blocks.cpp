@@ -1,5 +1,5 @@
-// hwx-run's operator new: blocks of 64 KiB and more from libane's large
-// buffer pool (ane/memory.h), the rest from malloc.
+// hwx-run's operator new: blocks of ane::kLargeBufferBytes and more from
+// libane's large buffer pool (ane/memory.h), the rest from malloc.
 //
 // Reading a program copies its weight sections (the container keeps its
 // segments, the program its slots), and each copy of a 512 KiB section into
@@ -17,12 +17,11 @@ namespace {
 
 // Each block starts with its size, in 16 bytes so that new's alignment holds.
 constexpr size_t kHeader = 16;
-constexpr size_t kFromPool = size_t{64} << 10;
 
 void* take(size_t n) {
   if (n > SIZE_MAX - kHeader) return nullptr;
   const size_t total = n + kHeader;
-  void* base = total >= kFromPool ? ane::allocate_large(total) : std::malloc(total);
+  void* base = total >= ane::kLargeBufferBytes ? ane::allocate_large(total) : std::malloc(total);
   if (!base) return nullptr;
   *static_cast<size_t*>(base) = total;
   return static_cast<char*>(base) + kHeader;
@@ -32,7 +31,7 @@ void give(void* p) noexcept {
   if (!p) return;
   char* base = static_cast<char*>(p) - kHeader;
   const size_t total = *reinterpret_cast<size_t*>(base);
-  if (total >= kFromPool)
+  if (total >= ane::kLargeBufferBytes)
     ane::free_large(base, total);
   else
     std::free(base);
