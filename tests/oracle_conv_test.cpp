@@ -23,6 +23,7 @@
 #include "ane/registers.h"
 #include "ane/sha256.h"
 #include "ane/sim.h"
+#include "conv_reference.h"
 #include "oracle_fixture.h"
 
 namespace ane {
@@ -96,49 +97,10 @@ TEST_P(OracleConv, RegistersDecodeToTheRecordsParameters) {
   for (size_t i : d.convs) {
     const RegisterImage& r = *d.regs[i];
     SCOPED_TRACE("task " + std::to_string(i));
-    EXPECT_EQ(field(r, "Common.ConvCfg.Kw"), c.kw);
-    EXPECT_EQ(field(r, "Common.ConvCfg.Kh"), c.kh);
-    EXPECT_EQ(field(r, "Common.ConvCfg.Px"), c.pad_left);
-    EXPECT_EQ(field(r, "Common.ConvCfg.Py"), c.pad_top);
-    EXPECT_EQ(field(r, "Common.ConvCfg.Sx"), c.stride);
-    EXPECT_EQ(field(r, "Common.ConvCfg.Sy"), c.stride);
-    EXPECT_EQ(field(r, "Common.InDim.Win"), c.win);
-    EXPECT_EQ(field(r, "Common.InDim.Hin"), c.hin);
-    EXPECT_EQ(field(r, "Common.OutDim.Wout"), c.wout);
-    EXPECT_EQ(field(r, "Common.OutDim.Hout"), c.hout);
-    EXPECT_EQ(field(r, "NE.MACCfg.BiasMode"), c.bias ? 1u : 0u);
-    EXPECT_EQ(field(r, "NE.KernelCfg.SparseFmt"), c.stride == 2 ? 1u : 0u);
-    if (c.depthwise()) {
-      EXPECT_EQ(field(r, "Common.GroupConvCfg.UnicastEn"), 1u);
-      EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), 1u);
-      EXPECT_EQ(field(r, "Common.Cin.Cin"), field(r, "Common.Cout.Cout"));
-    } else {
-      EXPECT_EQ(field(r, "Common.GroupConvCfg.UnicastEn"), 0u);
-      EXPECT_EQ(field(r, "Common.Cin.Cin"), c.cin / c.groups);
-      if (d.convs.size() == 1) {
-        EXPECT_EQ(field(r, "Common.GroupConvCfg.NumGroups"), c.groups);
-      }
-    }
-    couts += field(r, "Common.Cout.Cout") * (c.depthwise() ? 1 : field(r, "Common.GroupConvCfg.NumGroups"));
+    couts += test::expect_conv_task_matches(c, [&](const char* n) { return field(r, n); }, d.convs.size() == 1);
   }
   // The tasks' output channels add up to the convolution's.
   EXPECT_EQ(couts, c.cout);
-}
-
-// The kernel layout one task's registers describe (ane/conv_kernel.h).
-ConvKernelShape kernel_shape(const RegisterImage& r) {
-  ConvKernelShape s;
-  s.depthwise = field(r, "Common.GroupConvCfg.UnicastEn") != 0;
-  s.groups = field(r, "Common.GroupConvCfg.NumGroups");
-  s.cin = field(r, "Common.Cin.Cin");
-  s.cout = field(r, "Common.Cout.Cout");
-  s.kh = field(r, "Common.ConvCfg.Kh");
-  s.kw = field(r, "Common.ConvCfg.Kw");
-  s.bias = field(r, "NE.MACCfg.BiasMode") != 0;
-  s.ocg = field(r, "Common.ConvCfg.OCGSize");
-  s.sparse = field(r, "NE.KernelCfg.SparseFmt") != 0;
-  s.small_source = field(r, "Common.Cfg.SmallSourceMode") != 0;
-  return s;
 }
 
 // What the compiler packed, if libane knows the layout: the kernel section
@@ -160,18 +122,7 @@ Packed pack(const oracle::Fixture& f, const oracle::ConvRecord& c, const Decoded
   Bytes section(f.constant_size, 0);
   for (size_t i : d.convs) {
     const RegisterImage& r = *d.regs[i];
-    const ConvKernelShape s = kernel_shape(r);
-    // The task's output channels start where its destination does.
-    const uint64_t first = uint64_t{field(r, "TileDMADst.BaseAddr.Addr")} /
-                           std::max<uint32_t>(1, field(r, "TileDMADst.PlaneStride.PlaneStride"));
-    if (first + s.outputs() > c.cout || s.reduction() != red) {
-      ADD_FAILURE() << f.name << " task " << i << ": channels " << first << "+" << s.outputs() << " of " << c.cout;
-      return out;
-    }
-    ConvWeights w;
-    w.weights.assign(k->weights.begin() + first * red, k->weights.begin() + (first + s.outputs()) * red);
-    if (c.bias) w.bias.assign(k->bias.begin() + first, k->bias.begin() + first + s.outputs());
-    auto p = pack_conv_kernel(s, w);
+    auto p = test::pack_task_weights(*k, c, [&](const char* n) { return field(r, n); });
     if (!p) {
       out.refusal = p.error().message;
       return out;
@@ -217,50 +168,6 @@ TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
   }
 }
 
-// y[oc][oy][ox] = bias[oc] + sum over the group's input channels and the
-// kernel window of w * x, zero outside the input. Double precision; also
-// returns sum |w * x| per output for the tolerance. For the largest records
-// only every step-th output row of each channel is computed (and checked):
-// rows 0 and the last (the padding) always, so the loops stay near 2^27.
-uint32_t reference_row_step(const oracle::ConvRecord& c) {
-  const uint64_t work = uint64_t{c.cout} * c.hout * c.wout * (c.cin / c.groups) * c.kh * c.kw;
-  return static_cast<uint32_t>(std::max<uint64_t>(1, work >> 27));
-}
-
-bool checked_row(const oracle::ConvRecord& c, uint32_t oy) {
-  const uint32_t step = reference_row_step(c);
-  return oy % step == 0 || oy + 1 == c.hout;
-}
-
-void reference_conv(const oracle::ConvRecord& c, const std::vector<uint16_t>& w, const std::vector<uint16_t>& bias,
-                    const std::vector<uint16_t>& x, std::vector<double>& y, std::vector<double>& mag) {
-  const uint32_t cin_g = c.cin / c.groups, cout_g = c.cout / c.groups;
-  y.assign(uint64_t{c.cout} * c.hout * c.wout, 0);
-  mag = y;
-  for (uint32_t oc = 0; oc < c.cout; ++oc) {
-    const uint32_t g = oc / cout_g;
-    for (uint32_t oy = 0; oy < c.hout; ++oy)
-      for (uint32_t ox = 0; ox < c.wout && checked_row(c, oy); ++ox) {
-        double s = c.bias ? fp16_to_float(bias[oc]) : 0.0, m = std::fabs(s);
-        for (uint32_t i = 0; i < cin_g; ++i)
-          for (uint32_t ky = 0; ky < c.kh; ++ky)
-            for (uint32_t kx = 0; kx < c.kw; ++kx) {
-              const int64_t iy = int64_t{oy} * c.stride + ky - c.pad_top;
-              const int64_t ix = int64_t{ox} * c.stride + kx - c.pad_left;
-              if (iy < 0 || ix < 0 || iy >= c.hin || ix >= c.win) continue;
-              const uint32_t ic = g * cin_g + i;
-              const double wv = fp16_to_float(w[((uint64_t{oc} * cin_g + i) * c.kh + ky) * c.kw + kx]);
-              const double xv = fp16_to_float(x[(uint64_t{ic} * c.hin + iy) * c.win + ix]);
-              s += wv * xv;
-              m += std::fabs(wv * xv);
-            }
-        const uint64_t at = (uint64_t{oc} * c.hout + oy) * c.wout + ox;
-        y[at] = s;
-        mag[at] = m;
-      }
-  }
-}
-
 TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
@@ -291,12 +198,7 @@ TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   auto sim = sim::Simulator::create(*p);
   ASSERT_TRUE(sim.ok()) << sim.error().str();
 
-  std::mt19937 rng(17);
-  std::uniform_real_distribution<float> u(-1, 1);
-  sim::Tensor x;
-  x.nchw = {1, c.cin, c.hin, c.win};
-  x.data.resize(x.elements());
-  for (auto& v : x.data) v = float_to_fp16(u(rng));
+  const sim::Tensor x = test::conv_input(c);
   ASSERT_TRUE(sim->set_input("x", x).ok());
   auto run = sim->run();
   if (!pk.kernel) {
@@ -309,35 +211,9 @@ TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   auto y = sim->read_buffer("y");
   ASSERT_TRUE(y.ok()) << y.error().str();
   std::vector<double> ref, mag;
-  reference_conv(c, pk.constants.weights, pk.constants.bias, x.data, ref, mag);
+  test::reference_conv(c, pk.constants.weights, pk.constants.bias, x.data, ref, mag);
   ASSERT_EQ(y->data.size(), ref.size());
-  // fp32 accumulation of R fp16 products (each exact in fp32) errs by at
-  // most R * 2^-24 * sum|w x|; the single rounding to fp16 adds half an ulp
-  // (2^-11 relative, 2^-25 absolute below the normal range).
-  const double terms = double(c.cin / c.groups) * c.kh * c.kw + 1;
-  double worst = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    if (!checked_row(c, static_cast<uint32_t>(i / c.wout % c.hout))) continue;
-    const double got = fp16_to_float(y->data[i]);
-    const double tol = std::ldexp(std::fabs(ref[i]), -11) + terms * std::ldexp(mag[i], -24) + std::ldexp(1.0, -25);
-    // Index weights wrap through fp16's infinities and NaNs: those outputs
-    // must come out as the same special value (or either side of the
-    // overflow threshold when the sum is within tolerance of it).
-    const uint16_t want = double_to_fp16(ref[i]);
-    if (fp16_is_nan(want) || std::isnan(ref[i])) {
-      ASSERT_TRUE(fp16_is_nan(y->data[i])) << f->name << " output " << i << ": got " << got << ", reference NaN";
-      continue;
-    }
-    if (fp16_is_inf(want) || fp16_is_inf(y->data[i])) {
-      const bool near = std::fabs(std::fabs(ref[i]) - 65520.0) <= tol;
-      ASSERT_TRUE(y->data[i] == want || near) << f->name << " output " << i << ": got " << got << ", reference "
-                                              << ref[i];
-      continue;
-    }
-    worst = std::max(worst, std::fabs(got - ref[i]) / tol);
-    ASSERT_LE(std::fabs(got - ref[i]), tol) << f->name << " output " << i << ": got " << got << ", reference "
-                                            << ref[i];
-  }
+  const double worst = test::expect_conv_outputs(c, ref, mag, y->data, f->name);
   std::cout << "[ ran      ] " << f->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
 }
 

@@ -264,6 +264,7 @@ TEST_P(PackedRecord, NamedFieldsAgreeWithTheRecord) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Records, PackedRecord, ::testing::ValuesIn(packed::fixture_files()), name_of);
+INSTANTIATE_TEST_SUITE_P(ConvRecords, PackedRecord, ::testing::ValuesIn(packed::conv_fixture_files()), name_of);
 
 TEST(PackedRecords, EveryGenerationHasFixtures) {
   std::map<std::string, int> per;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -175,9 +176,21 @@ std::vector<std::string> malformed_sample() {
   return out;
 }
 
+std::vector<std::string> conv_fixture_files() {
+  std::vector<std::string> out;
+  const auto dir = std::filesystem::path(LIBANE_SOURCE_DIR) / "tests/fixtures/oracles/h14/conv";
+  if (std::filesystem::is_directory(dir))
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".fx") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::string test_name(const std::string& path) {
   const std::filesystem::path p(path);
-  std::string n = p.parent_path().filename().string() + "_" + p.stem().string();
+  std::string dir = p.parent_path().filename().string();
+  if (dir == "conv") dir = p.parent_path().parent_path().filename().string() + "_conv";
+  std::string n = dir + "_" + p.stem().string();
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return n;
@@ -265,7 +278,7 @@ std::vector<uint64_t> entries(const Fixture& f) {
   return out;
 }
 
-Bytes assemble_hwx(const Fixture& f) {
+Bytes assemble_hwx(const Fixture& f, const Bytes* constant) {
   const auto entry = entries(f);
   const uint32_t first = f.first_surface();
   // Surfaces in ascending MIL-name order (the resource order mil-hwx-compiler
@@ -435,6 +448,10 @@ Bytes assemble_hwx(const Fixture& f) {
     }
   };
   put_fp16(const_off, f.constant_fp16, f.constant.size);
+  if (constant) {
+    if (constant->size() != f.constant.size) throw std::invalid_argument(f.name + ": constant bytes of another size");
+    std::copy(constant->begin(), constant->end(), out.begin() + static_cast<ptrdiff_t>(const_off));
+  }
   if (f.kernel.present) put_fp16(kern_off, f.kernel_fp16, f.kernel.size);
   return out;
 }

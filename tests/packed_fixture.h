@@ -72,6 +72,9 @@ struct Fixture {
 Expected<Fixture> load(const std::string& path);
 // Every *.fx under tests/fixtures/oracles/h14 .. h18, sorted.
 std::vector<std::string> fixture_files();
+// The convolution records (tests/fixtures/oracles/h14/conv), sorted: judged
+// by sim_generations_conv_test.cpp rather than the element-wise runs.
+std::vector<std::string> conv_fixture_files();
 // The records the malformed-input tests cut and mutate (each thousands of
 // times): binary_add_1x64x8x8 on every generation, and the sigmoid of H14
 // (table in __const) and H16 (table in __KERN_0). The other records add
@@ -101,6 +104,8 @@ std::vector<uint64_t> entries(const Fixture& f);
 // __text, section sizes and addresses, descriptor words, tensor
 // descriptors), the rest from a layout of our own that no reader may rely on
 // (segment flags, buffer names, LC_IDENT text, no symbol table).
-Bytes assemble_hwx(const Fixture& f);
+// `constant`, when given, is the __const section's bytes (the record's size):
+// what a test rebuilt from the record's weight formula.
+Bytes assemble_hwx(const Fixture& f, const Bytes* constant = nullptr);
 
 }  // namespace ane::packed

@@ -26,6 +26,8 @@ std::string h13_name(const FieldInfo& f) {
   if (f.name == "L2.Source2Cfg.SourceType") return "L2.SourceCfg.Source2Type";
   // H16 gives the group count a word of its own.
   if (f.name == "Common.Groups.NumGroups") return "Common.GroupConvCfg.NumGroups";
+  // H14 keeps OCGSize in a word of its own, before ConvCfg.
+  if (f.name == "Common.OCGCfg.OCGSize") return "Common.ConvCfg.OCGSize";
   return f.name;
 }
 
@@ -38,7 +40,7 @@ constexpr const char* kMustWrite[] = {"Common.Cfg.TaskType", "Common.InDim.Win",
 // tasks alone): a planar-engine task does not depend on what they hold.
 bool ne_only(std::string_view h13_field) {
   return h13_field == "Common.GroupConvCfg.UnicastEn" || h13_field == "Common.GroupConvCfg.UnicastCin" ||
-         h13_field.rfind("NE.", 0) == 0;
+         h13_field == "Common.ConvCfg.OCGSize" || h13_field.rfind("NE.", 0) == 0;
 }
 
 // The generation's name of an H13 L2 type field (H15+ keep the second
@@ -230,7 +232,8 @@ std::string numerics_note(Generation g) {
 // 16 is what the registers hold unwritten. Taken only where the tensor the
 // task reads has 16 channels too.
 constexpr const char* kSixteenNote =
-    "U2: Cin and Cout unwritten, 16 (the one channel count H14's records leave unwritten; the input has 16)";
+    "U2: Cin and Cout unwritten, 16 (the one channel count H14's records leave unwritten; the tensor has 16 per "
+    "group)";
 
 // Rule U3: a task that leaves TaskType unwritten but writes the neural
 // engine's words and no planar-engine word is a neural-engine task (type 0):
@@ -268,13 +271,25 @@ bool keeps_result_in_l2(const Task& t) {
   return true;
 }
 
+// A grouped convolution's Cin and Cout count one group's channels: there the
+// tensor holds 16 per group (conv_known_k1_c128_n64_s16_st1_g4_bias0_same
+// leaves Cout unwritten, 64 outputs in 4 groups; its c64_n128 twin Cin).
 std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, const char* name) {
   const std::string_view n = name;
   if (n != "Common.Cin.Cin" && n != "Common.Cout.Cout") return std::nullopt;
-  const auto entry = bound_entry(t, "TileDMASrc.BaseAddr.Addr");
+  const uint32_t groups = t.regs.written_value("Common.GroupConvCfg.NumGroups").value_or(1);
+  // An element-wise task's output is its input's shape: both counts are
+  // judged by the input, as before there were convolutions.
+  const bool conv = groups > 1 && n == "Common.Cout.Cout";
+  const auto entry = bound_entry(t, conv ? "TileDMADst.BaseAddr.Addr" : "TileDMASrc.BaseAddr.Addr");
   if (!entry) return std::nullopt;
-  for (const Buffer& b : program.buffers)
-    if (b.slot == static_cast<int>(*entry) && b.layout && b.layout->nchw[1] == 16) return 16u;
+  // Groups run over the batch first (H14's batches are groups): those left
+  // over split the channels.
+  for (const Buffer& b : program.buffers) {
+    if (b.slot != static_cast<int>(*entry) || !b.layout || b.layout->nchw[0] == 0) continue;
+    const uint64_t batch = b.layout->nchw[0];
+    if (groups % batch == 0 && b.layout->nchw[1] == 16u * (groups / batch)) return 16u;
+  }
   return std::nullopt;
 }
 
@@ -362,6 +377,114 @@ Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& 
   return Ok{};
 }
 
+// A convolution's kernel DMA (H14; docs/simulator.md, "Convolutions on H14"). Every H14
+// convolution record writes H13's 16 coefficient lanes at new addresses:
+// each lane's config at 0x1918 + 4 i (0x21 enabled), its offset in the
+// kernel data at 0x1958 + 4 i and its size at 0x1998 + 4 i, under a base
+// pair 0x1908 / 0x190c relocated to the section that holds the data, and a
+// first word 0x102c0 (0x102e0 in the stride-2 form, as H13's 0x40 / 0x60).
+// Both carry the slot bits (16 - 19) that step from task to task of a tiled
+// program (0x20240 ... 0x902c0 with lanes 0x10021), and the first word
+// H13's cache-hint bits 6 - 9, as the table DMA's do. Rule U7:
+// lane 0's offset, unwritten in every record, is 0: the section's first
+// lane-size bytes are lane 0's in H13's layout, whose packing of the
+// record's weights hashes to the record's constant section.
+constexpr const char* kLaneZeroNote = "U7: kernel lane 0's offset, unwritten, is 0 (the kernel data's first bytes)";
+// Rule U8: a convolution that leaves KernelCfg unwritten has H13's fp16
+// kernel (0x82): stride-1 records leave it unwritten where H13 writes 0x82
+// for the same MIL, the stride-2 ones write H13's 0x182, and H13's fp16
+// packing of the record's weights hashes to its constant section.
+constexpr const char* kKernelCfgNote = "U8: KernelCfg unwritten in a convolution, H13's fp16 kernel (0x82)";
+
+// Rule U9: a convolution that leaves the OCGSize word (0x1c) unwritten has
+// OCGSize 3. Every other H14 convolution record writes H13's OCGSize for the
+// same MIL there (0, 1, 2, 4); the four whose H13 twins have 3 leave it
+// unwritten, and H13's packing of the weights of the two of stride 1 in
+// chunks of 2^3 channels hashes to their constant sections.
+constexpr const char* kOcgNote = "U9: OCGSize unwritten in a convolution, 3 (8-channel chunks)";
+
+struct ConvKernelDma {
+  uint32_t first, base, high, lane_cfg, lane_offset, lane_size;
+};
+constexpr ConvKernelDma kH14ConvKernelDma = {0x1900, 0x1908, 0x190c, 0x1918, 0x1958, 0x1998};
+
+Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered,
+                       std::vector<std::string>& notes) {
+  const RegisterImage& g = t.regs;
+  const char* gname = generation_name(t.generation);
+  auto refuse = [&](const std::string& why) {
+    return unsupported_in(fmt::format("{} convolution kernel DMA: {}", gname, why), t.index);
+  };
+  if (t.generation != Generation::H14)
+    return refuse("not mapped on this generation (no convolution record of it)");
+  const ConvKernelDma& d = kH14ConvKernelDma;
+  const uint32_t first = g.word(d.first);
+  const bool sparse = v.get(*h13().find("NE.KernelCfg.SparseFmt")) != 0;
+  // H13's zero-skipping packing of the stride-2 records' weights is the
+  // size of their constant sections but not their bytes (every H14 stride-2
+  // record's hash differs): the form the kernel DMA reads there is unknown.
+  if (sparse)
+    return refuse("the stride-2 (zero-skipping) kernel form, SparseFmt 1 (H13's packing of the records' weights "
+                  "does not give their bytes)");
+  if (!g.written(d.first) || (first & ~0xf03e0u) != 0 || (first & 0xf0000u) == 0 ||
+      ((first & 0x20u) != 0) != sparse)
+    return refuse(fmt::format("{:#x}={:#x} (every record: slot bits 16-19, a cache hint in bits 6-9, bit 5 with the "
+                              "stride-2 form alone)",
+                              d.first, first));
+  const RegisterStream* low = record_writing(t, d.base);
+  const RegisterStream* high = record_writing(t, d.high);
+  if (!low || !low->relocated() || !high || !high->relocated() || low->relocation() != high->relocation() ||
+      g.word(d.high) != 0 || g.word(d.base) % 64 != 0)
+    return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x} are not a relocated pair naming the kernel data (its "
+                              "address is unknown)",
+                              d.base, g.word(d.base), d.high, g.word(d.high)));
+  const FieldInfo* kbase0 = h13().find("Header[9].KBase0");
+  if (low->relocation() >= (1u << kbase0->width)) return refuse("descriptor entry out of range");
+  v.set(*kbase0, low->relocation());
+  v.set(*h13().find("Header[9].KBE0"), 1);
+  const uint32_t base = g.word(d.base);
+  bool lane_zero_rule = false;
+  for (uint32_t lane = 0; lane < 16; ++lane) {
+    const uint32_t cfg = d.lane_cfg + 4 * lane, at = d.lane_offset + 4 * lane, size = d.lane_size + 4 * lane;
+    if (!g.written(cfg)) {
+      if (g.written(at) || g.written(size))
+        return refuse(fmt::format("lane {}'s offset or size written without its config word {:#x}", lane, cfg));
+      continue;  // read nothing: a lane the layout needs is refused by name later
+    }
+    if ((g.word(cfg) & ~0xf0000u) != 0x21)
+      return refuse(fmt::format("{:#x}={:#x} (every record's enabled lanes: 0x21 with slot bits 16-19)", cfg,
+                                g.word(cfg)));
+    // Lane sizes unwritten (a depthwise 1x1 record's 64-byte lanes): what the
+    // DMA then reads is unknown.
+    if (!g.written(size))
+      return refuse(fmt::format("lane {}'s size ({:#x}) not written (what the lane reads is unknown)", lane, size));
+    if (g.word(size) % 64 != 0 || (!g.written(at) && lane != 0) || g.word(at) % 64 != 0)
+      return refuse(fmt::format("lane {}: offset {:#x}, size {:#x} (written, multiples of 64)", lane, g.word(at),
+                                g.word(size)));
+    lane_zero_rule |= !g.written(at);
+    const std::string n = std::to_string(lane);
+    v.set(*h13().find(("KernelDMASrc.CoeffDMAConfig[" + n + "].En").c_str()), 1);
+    v.set_word(h13().find(("KernelDMASrc.CoeffBaseAddr[" + n + "].Addr").c_str())->address, base + g.word(at));
+    v.set_word(h13().find(("KernelDMASrc.CoeffBfrSize[" + n + "].MemBfrSize").c_str())->address, g.word(size));
+    for (uint32_t a : {cfg, at, size})
+      if (g.written(a)) covered[a] = 0xffffffffu;
+  }
+  if (lane_zero_rule) notes.push_back(kLaneZeroNote);
+  for (uint32_t a : {d.first, d.base, d.high}) covered[a] = 0xffffffffu;
+  const FieldInfo* ocg = g.database().find("Common.OCGCfg.OCGSize");
+  if (!g.written(ocg->address)) {
+    v.set(*h13().find("Common.ConvCfg.OCGSize"), 3);
+    notes.push_back(kOcgNote);
+  }
+  const FieldInfo* kernel_fmt = g.database().find("NE.KernelCfg.KernelFmt");
+  if (!g.written(kernel_fmt->address)) {
+    v.set(*h13().find("NE.KernelCfg.KernelFmt"), 2);
+    v.set(*h13().find("NE.KernelCfg.PalettizedBits"), 8);
+    notes.push_back(kKernelCfgNote);
+  }
+  return Ok{};
+}
+
 // H18 encodes the tile DMA's format words anew (docs/generations.md): every
 // H18 record of an fp16 program writes 0x00003211 for its sources and
 // 0xf0003211 for its result, where H13 - H17 write 0x01002031 and 0x01302031.
@@ -430,6 +553,7 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
     covered[cfg->address] |= g.word(cfg->address) & 0x30000000u;
     const uint32_t ocg_word = t.generation <= Generation::H15 ? 0x1c : 0x40;  // Common block offsets
     if (g.written(ocg_word) && g.word(ocg_word) == 2) covered[ocg_word] |= 2;
+    v.set(*h13().find("Common.ConvCfg.OCGSize"), 0);  // the layout mark, not a kernel's output chunks
     v.set(*h13().find("Common.GroupConvCfg.UnicastCin"), 1);
     v.set(*h13().find("L2.ConvResultChannelStride.Stride"), 1);
     v.set(*h13().find("L2.ConvResultRowStride.Stride"), h13v("Common.Cout.Cout"));
@@ -625,6 +749,11 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     v.set(*h13().find("Header[8].ENE"), 1);
     if (v.get(*h13().find("NE.MACCfg.NonlinearMode")) == 2)
       if (Status s = table_dma(t, v, covered); !s) return s.error();
+    // A convolution: MACCfg written with OpMode 0 and KernelMode 0 (H13's).
+    const FieldInfo* mac_op = gdb.find("NE.MACCfg.OpMode");
+    if (mac_op && g.written(mac_op->address) && v.get(*h13().find("NE.MACCfg.OpMode")) == 0 &&
+        v.get(*h13().find("NE.MACCfg.KernelMode")) == 0)
+      if (Status s = conv_kernel_dma(t, v, covered, view.notes); !s) return s.error();
   }
 
   // Every operand and the result through tile DMA: L2 then only stages the

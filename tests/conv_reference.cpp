@@ -1,0 +1,154 @@
+#include "conv_reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "ane/fp16.h"
+
+namespace ane::test {
+
+uint32_t reference_row_step(const oracle::ConvRecord& c) {
+  const uint64_t work = uint64_t{c.cout} * c.hout * c.wout * (c.cin / c.groups) * c.kh * c.kw;
+  return static_cast<uint32_t>(std::max<uint64_t>(1, work >> 27));
+}
+
+bool checked_row(const oracle::ConvRecord& c, uint32_t oy) {
+  const uint32_t step = reference_row_step(c);
+  return oy % step == 0 || oy + 1 == c.hout;
+}
+
+void reference_conv(const oracle::ConvRecord& c, const std::vector<uint16_t>& w, const std::vector<uint16_t>& bias,
+                    const std::vector<uint16_t>& x, std::vector<double>& y, std::vector<double>& mag) {
+  const uint32_t cin_g = c.cin / c.groups, cout_g = c.cout / c.groups;
+  y.assign(uint64_t{c.cout} * c.hout * c.wout, 0);
+  mag = y;
+  for (uint32_t oc = 0; oc < c.cout; ++oc) {
+    const uint32_t g = oc / cout_g;
+    for (uint32_t oy = 0; oy < c.hout; ++oy)
+      for (uint32_t ox = 0; ox < c.wout && checked_row(c, oy); ++ox) {
+        double s = c.bias ? fp16_to_float(bias[oc]) : 0.0, m = std::fabs(s);
+        for (uint32_t i = 0; i < cin_g; ++i)
+          for (uint32_t ky = 0; ky < c.kh; ++ky)
+            for (uint32_t kx = 0; kx < c.kw; ++kx) {
+              const int64_t iy = int64_t{oy} * c.stride + ky - c.pad_top;
+              const int64_t ix = int64_t{ox} * c.stride + kx - c.pad_left;
+              if (iy < 0 || ix < 0 || iy >= c.hin || ix >= c.win) continue;
+              const uint32_t ic = g * cin_g + i;
+              const double wv = fp16_to_float(w[((uint64_t{oc} * cin_g + i) * c.kh + ky) * c.kw + kx]);
+              const double xv = fp16_to_float(x[(uint64_t{ic} * c.hin + iy) * c.win + ix]);
+              s += wv * xv;
+              m += std::fabs(wv * xv);
+            }
+        const uint64_t at = (uint64_t{oc} * c.hout + oy) * c.wout + ox;
+        y[at] = s;
+        mag[at] = m;
+      }
+  }
+}
+
+double expect_conv_outputs(const oracle::ConvRecord& c, const std::vector<double>& ref,
+                           const std::vector<double>& mag, const std::vector<uint16_t>& y, const std::string& name) {
+  EXPECT_EQ(y.size(), ref.size()) << name;
+  if (y.size() != ref.size()) return 0;
+  const double terms = double(c.cin / c.groups) * c.kh * c.kw + 1;
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!checked_row(c, static_cast<uint32_t>(i / c.wout % c.hout))) continue;
+    const double got = fp16_to_float(y[i]);
+    const double tol = std::ldexp(std::fabs(ref[i]), -11) + terms * std::ldexp(mag[i], -24) + std::ldexp(1.0, -25);
+    // Index weights wrap through fp16's infinities and NaNs: those outputs
+    // must come out as the same special value (or either side of the
+    // overflow threshold when the sum is within tolerance of it).
+    const uint16_t want = double_to_fp16(ref[i]);
+    if (fp16_is_nan(want) || std::isnan(ref[i])) {
+      EXPECT_TRUE(fp16_is_nan(y[i])) << name << " output " << i << ": got " << got << ", reference NaN";
+      if (!fp16_is_nan(y[i])) return worst;
+      continue;
+    }
+    if (fp16_is_inf(want) || fp16_is_inf(y[i])) {
+      const bool near = std::fabs(std::fabs(ref[i]) - 65520.0) <= tol;
+      EXPECT_TRUE(y[i] == want || near) << name << " output " << i << ": got " << got << ", reference " << ref[i];
+      if (!(y[i] == want || near)) return worst;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(got - ref[i]) / tol);
+    EXPECT_LE(std::fabs(got - ref[i]), tol) << name << " output " << i << ": got " << got << ", reference " << ref[i];
+    if (std::fabs(got - ref[i]) > tol) return worst;
+  }
+  return worst;
+}
+
+sim::Tensor conv_input(const oracle::ConvRecord& c) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(-1, 1);
+  sim::Tensor x;
+  x.nchw = {1, c.cin, c.hin, c.win};
+  x.data.resize(x.elements());
+  for (auto& v : x.data) v = float_to_fp16(u(rng));
+  return x;
+}
+
+uint32_t expect_conv_task_matches(const oracle::ConvRecord& c, const ConvFieldReader& get, bool single_task) {
+  EXPECT_EQ(get("Common.ConvCfg.Kw"), c.kw);
+  EXPECT_EQ(get("Common.ConvCfg.Kh"), c.kh);
+  EXPECT_EQ(get("Common.ConvCfg.Px"), c.pad_left);
+  EXPECT_EQ(get("Common.ConvCfg.Py"), c.pad_top);
+  EXPECT_EQ(get("Common.ConvCfg.Sx"), c.stride);
+  EXPECT_EQ(get("Common.ConvCfg.Sy"), c.stride);
+  EXPECT_EQ(get("Common.InDim.Win"), c.win);
+  EXPECT_EQ(get("Common.InDim.Hin"), c.hin);
+  EXPECT_EQ(get("Common.OutDim.Wout"), c.wout);
+  EXPECT_EQ(get("Common.OutDim.Hout"), c.hout);
+  EXPECT_EQ(get("NE.MACCfg.BiasMode"), c.bias ? 1u : 0u);
+  EXPECT_EQ(get("NE.KernelCfg.SparseFmt"), c.stride == 2 ? 1u : 0u);
+  const uint32_t groups = get("Common.GroupConvCfg.NumGroups");
+  if (c.depthwise()) {
+    EXPECT_EQ(get("Common.GroupConvCfg.UnicastEn"), 1u);
+    EXPECT_EQ(groups, 1u);
+    EXPECT_EQ(get("Common.Cin.Cin"), get("Common.Cout.Cout"));
+  } else {
+    EXPECT_EQ(get("Common.GroupConvCfg.UnicastEn"), 0u);
+    EXPECT_EQ(get("Common.Cin.Cin"), c.cin / c.groups);
+    if (single_task) {
+      EXPECT_EQ(groups, c.groups);
+    }
+  }
+  return get("Common.Cout.Cout") * (c.depthwise() ? 1 : groups);
+}
+
+ConvKernelShape conv_kernel_shape(const ConvFieldReader& get) {
+  ConvKernelShape s;
+  s.depthwise = get("Common.GroupConvCfg.UnicastEn") != 0;
+  s.groups = get("Common.GroupConvCfg.NumGroups");
+  s.cin = get("Common.Cin.Cin");
+  s.cout = get("Common.Cout.Cout");
+  s.kh = get("Common.ConvCfg.Kh");
+  s.kw = get("Common.ConvCfg.Kw");
+  s.bias = get("NE.MACCfg.BiasMode") != 0;
+  s.ocg = get("Common.ConvCfg.OCGSize");
+  s.sparse = get("NE.KernelCfg.SparseFmt") != 0;
+  s.small_source = get("Common.Cfg.SmallSourceMode") != 0;
+  return s;
+}
+
+Expected<PackedConvKernel> pack_task_weights(const oracle::Constants& k, const oracle::ConvRecord& c,
+                                             const ConvFieldReader& get) {
+  const ConvKernelShape s = conv_kernel_shape(get);
+  const uint64_t first =
+      uint64_t{get("TileDMADst.BaseAddr.Addr")} / std::max<uint32_t>(1, get("TileDMADst.PlaneStride.PlaneStride"));
+  const uint64_t red = uint64_t{c.cin / c.groups} * c.kh * c.kw;
+  if (first + s.outputs() > c.cout || s.reduction() != red) {
+    ADD_FAILURE() << "channels " << first << "+" << s.outputs() << " of " << c.cout << ", reduction "
+                  << s.reduction() << " of " << red;
+    return make_error("the task's channels do not fit the record");
+  }
+  ConvWeights w;
+  w.weights.assign(k.weights.begin() + first * red, k.weights.begin() + (first + s.outputs()) * red);
+  if (c.bias) w.bias.assign(k.bias.begin() + first, k.bias.begin() + first + s.outputs());
+  return pack_conv_kernel(s, w);
+}
+
+}  // namespace ane::test
