@@ -76,6 +76,22 @@ TEST(ZeroSkippingKernel, DepthwiseWithFourSlotsPerPosition) {
                                        0x00, 0x00}));                        // tap 4 (zero) | -
 }
 
+TEST(ZeroSkippingKernel, H14PutsTwoMasksBeforeTheirWeights) {
+  // The same kernel in H14's form: the mask bytes of 16 slots, then those
+  // slots' weights. Phases (even, even) + (even, odd), then (odd, even) +
+  // (odd, odd). Body 24 bytes, as on H13: the bytes are a reordering.
+  ConvKernelShape s = depthwise3x3(true);
+  s.mask_group_slots = 16;
+  auto k = pack_conv_kernel(s, one_channel_taps());
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_EQ(lane_bytes(*k, 0), padded({0x00, 0x40, 24, 0, 0,                          //
+                                       0x11, 0x11, 0x00, 0x3c, 0x02, 0x3c,           // taps 0, 2 |
+                                       0x06, 0x3c, 0x08, 0x3c,                       // taps 6, 8
+                                       0x01, 0x01, 0x01, 0x3c, 0x07, 0x3c,           // tap 1 | tap 7
+                                       0x11, 0x00, 0x03, 0x3c, 0x05, 0x3c,           // taps 3, 5 | -
+                                       0x00, 0x00}));                                // tap 4 (zero) | -
+}
+
 TEST(ZeroSkippingKernel, DenseThreeByThreeInterleavesChannelsPerPosition) {
   // 2 input channels, 64 outputs: OCGSize 2, lane l holds outputs 4l..4l+3,
   // 4 slots a position = its 4 channels, two positions per mask. Weights:
@@ -155,7 +171,14 @@ TEST(ZeroSkippingKernel, PackThenUnpackGivesTheWeightsBack) {
       {"grouped 3x3 s1", make(2, 4, 16, 3, false, false, 0, false, true)},
   };
   std::mt19937 rng(7);
-  for (const Case& c : cases) {
+  std::vector<Case> every(std::begin(cases), std::end(cases));
+  for (const Case& c : cases)  // and each sparse case in H14's mask grouping
+    if (c.shape.sparse) {
+      Case h14 = c;
+      h14.shape.mask_group_slots = 16;
+      every.push_back(h14);
+    }
+  for (const Case& c : every) {
     ConvWeights w;
     w.weights.resize(c.shape.outputs() * c.shape.reduction());
     for (uint16_t& x : w.weights) x = rng() % 3 == 0 ? (rng() % 2 ? 0x8000 : 0) : static_cast<uint16_t>(rng() % 0x7bff + 1);

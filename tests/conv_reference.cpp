@@ -135,8 +135,9 @@ ConvKernelShape conv_kernel_shape(const ConvFieldReader& get) {
 }
 
 Expected<PackedConvKernel> pack_task_weights(const oracle::Constants& k, const oracle::ConvRecord& c,
-                                             const ConvFieldReader& get) {
-  const ConvKernelShape s = conv_kernel_shape(get);
+                                             const ConvFieldReader& get, uint32_t mask_group_slots) {
+  ConvKernelShape s = conv_kernel_shape(get);
+  s.mask_group_slots = mask_group_slots;
   const uint64_t first =
       uint64_t{get("TileDMADst.BaseAddr.Addr")} / std::max<uint32_t>(1, get("TileDMADst.PlaneStride.PlaneStride"));
   const uint64_t red = uint64_t{c.cin / c.groups} * c.kh * c.kw;

@@ -54,7 +54,8 @@ ConvKernelShape conv_kernel_shape(const ConvFieldReader& get);
 // its registers describe: the output channels from where its destination
 // starts (a gtest failure when they do not fit the record); the packer's
 // refusal as its error.
+// `mask_group_slots`: the zero-skipping form's mask grouping (H13 8, H14 16).
 Expected<PackedConvKernel> pack_task_weights(const oracle::Constants& k, const oracle::ConvRecord& c,
-                                             const ConvFieldReader& get);
+                                             const ConvFieldReader& get, uint32_t mask_group_slots = 8);
 
 }  // namespace ane::test

@@ -29,6 +29,10 @@ struct ConvKernelShape {
   // Common.Cfg.SmallSourceMode: in the zero-skipping form each kernel
   // position holds at least 4 channel slots (else 2).
   bool small_source = true;
+  // The zero-skipping form's mask grouping: the slots whose mask bytes come
+  // together, before those slots' weights. H13: 8 (each mask byte followed
+  // by its weights); H14: 16 (two mask bytes, then the weights).
+  uint32_t mask_group_slots = 8;
 
   // Weights per output channel: (depthwise ? 1 : cin) * kh * kw.
   uint64_t reduction() const { return uint64_t{depthwise ? 1u : cin} * kh * kw; }

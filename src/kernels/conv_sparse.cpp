@@ -10,7 +10,9 @@
 //  * The body: per input channel of the group, per kernel position, `slots`
 //    channel slots; every 8 slots a mask byte (bit i: slot i holds a non-zero
 //    weight) followed by those weights. A weight whose fp16 value is +0 or -0
-//    is not stored.
+//    is not stored. H14 groups 16 slots: their two mask bytes, then their
+//    weights (ConvKernelShape::mask_group_slots; its 30 stride-2 records'
+//    hashes).
 //  * Kernel positions go by stride phase: (even row, even column), (even,
 //    odd), (odd, even), (odd, odd); a phase with taps takes 4 positions (its
 //    2x2 sub-kernel, row-major), a phase without taps none. 3x3: taps 0 2 6 8 |
@@ -136,15 +138,18 @@ Expected<PackedConvKernel> pack_sparse(const ConvKernelShape& s, const ConvWeigh
   const uint64_t red = s.reduction(), taps = uint64_t{s.kh} * s.kw;
   std::array<Bytes, kKernelLanes> lanes;
   std::vector<uint16_t> values;
+  std::vector<uint8_t> masks;
   for (const Stream& st : l.streams) {
     Bytes& o = lanes[st.lane];
     if (s.bias)
       for (uint32_t j = 0; j < st.count; ++j) put16(o, w.bias[st.first + j]);
     const uint64_t count_at = o.size();
     o.insert(o.end(), 3, 0);
+    const uint32_t total = static_cast<uint32_t>(l.pos.size()) * l.slots;
     for (uint32_t ic = 0; ic < l.inputs; ++ic) {
       uint32_t slot = 0;
       uint8_t mask = 0;
+      masks.clear();
       values.clear();
       for (int tap : l.pos)
         for (uint32_t j = 0; j < l.slots; ++j, ++slot) {
@@ -155,10 +160,15 @@ Expected<PackedConvKernel> pack_sparse(const ConvKernelShape& s, const ConvWeigh
               values.push_back(v);
             }
           }
-          if (slot % 8 == 7) {
-            o.push_back(mask);
+          if (slot % 8 != 7) continue;
+          masks.push_back(mask);
+          mask = 0;
+          // A group's mask bytes, then its weights (the last group of an
+          // input channel may be short).
+          if ((slot + 1) % s.mask_group_slots == 0 || slot + 1 == total) {
+            o.insert(o.end(), masks.begin(), masks.end());
             for (uint16_t v : values) put16(o, v);
-            mask = 0;
+            masks.clear();
             values.clear();
           }
         }
@@ -219,12 +229,20 @@ Expected<ConvWeights> unpack_sparse(const ConvKernelShape& s, std::span<const Ke
     const uint64_t start = r.at();
     for (uint32_t ic = 0; ic < l.inputs; ++ic) {
       const uint32_t total = static_cast<uint32_t>(l.pos.size()) * l.slots;
-      for (uint32_t group = 0; group < total; group += 8) {
-        SPARSE_TRY(mask, r.bytes(1));
-        for (uint32_t b = 0; b < 8; ++b) {
-          if (!(mask >> b & 1)) continue;
+      // Whole mask bytes only, as the packer writes them.
+      const uint32_t whole = total / 8 * 8;
+      for (uint32_t group = 0; group < whole; group += s.mask_group_slots) {
+        const uint32_t bytes = std::min(s.mask_group_slots, whole - group) / 8;
+        std::array<uint8_t, 8> masks{};
+        for (uint32_t m = 0; m < bytes; ++m) {
+          SPARSE_TRY(mask, r.bytes(1));
+          masks[m] = static_cast<uint8_t>(mask);
+        }
+        for (uint32_t b = 0; b < 8 * bytes; ++b) {
+          const uint8_t mask = masks[b / 8];
+          if (!(mask >> (b % 8) & 1)) continue;
           const uint32_t slot = group + b, j = slot % l.slots;
-          const int tap = slot < total ? l.pos[slot / l.slots] : kNoTap;
+          const int tap = l.pos[slot / l.slots];
           if (tap == kNoTap || j >= st.count)
             return r.bad(fmt::format("mask {:#04x} of input channel {} marks slot {}, which holds no weight (kernel "
                                      "position {} channel {} of {})",

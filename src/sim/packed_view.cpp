@@ -420,12 +420,6 @@ Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
   const ConvKernelDma& d = kH14ConvKernelDma;
   const uint32_t first = g.word(d.first);
   const bool sparse = v.get(*h13().find("NE.KernelCfg.SparseFmt")) != 0;
-  // H13's zero-skipping packing of the stride-2 records' weights is the
-  // size of their constant sections but not their bytes (every H14 stride-2
-  // record's hash differs): the form the kernel DMA reads there is unknown.
-  if (sparse)
-    return refuse("the stride-2 (zero-skipping) kernel form, SparseFmt 1 (H13's packing of the records' weights "
-                  "does not give their bytes)");
   if (!g.written(d.first) || (first & ~0xf03e0u) != 0 || (first & 0xf0000u) == 0 ||
       ((first & 0x20u) != 0) != sparse)
     return refuse(fmt::format("{:#x}={:#x} (every record: slot bits 16-19, a cache hint in bits 6-9, bit 5 with the "

@@ -84,6 +84,7 @@ struct ConvGeometry {
   bool depthwise = false;  // UnicastEn: output channel c reads input channel c only
   bool sparse = false;     // KernelCfg.SparseFmt: the zero-skipping kernel form
   bool small_source = false;  // Common.Cfg.SmallSourceMode: 4 channel slots per position (sparse)
+  uint32_t mask_group_slots = 8;  // the zero-skipping form's mask grouping (by generation)
   // A plain matrix product per pixel: no window to gather.
   bool pointwise() const { return kh == 1 && kw == 1 && sy == 1 && sx == 1; }
 };

@@ -126,6 +126,7 @@ ConvKernelShape conv_kernel_shape(const NePlan& ne) {
   k.ocg = ne.ocg;
   k.sparse = ne.conv.sparse;
   k.small_source = ne.conv.small_source;
+  k.mask_group_slots = ne.conv.mask_group_slots;
   return k;
 }
 

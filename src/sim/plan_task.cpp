@@ -287,6 +287,9 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
 
   Dims in, out;
   if (p.engine == Engine::Ne && p.ne.mac == NePlan::Mac::Conv) {
+    // H14's zero-skipping kernels put the mask bytes of 16 slots before
+    // their weights, H13's each mask byte before its own (docs/convolution.md).
+    p.ne.conv.mask_group_slots = opts.generation == Generation::H14 ? 16 : 8;
     ANE_TRY(plan_conv_window(c, p, in, out));
   } else {
     ANE_TRY(check_no_window(c));
