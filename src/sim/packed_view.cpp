@@ -403,6 +403,13 @@ constexpr const char* kKernelCfgNote = "U8: KernelCfg unwritten in a convolution
 // chunks of 2^3 channels hashes to their constant sections.
 constexpr const char* kOcgNote = "U9: OCGSize unwritten in a convolution, 3 (8-channel chunks)";
 
+// Rule U10: an enabled lane whose size is unwritten holds 64 bytes. In the
+// five records that leave sizes out (depthwise 1x1), every such lane starts
+// 64 bytes before the next, and no record writes a size of 0x40; H13's
+// packing of their weights hashes to their sections with 64-byte lanes there.
+constexpr uint32_t kUnwrittenLaneSize = 0x40;
+constexpr const char* kLaneSizeNote = "U10: a kernel lane's size, unwritten, is 64 bytes";
+
 struct ConvKernelDma {
   uint32_t first, base, high, lane_cfg, lane_offset, lane_size;
 };
@@ -437,7 +444,7 @@ Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
   v.set(*kbase0, low->relocation());
   v.set(*h13().find("Header[9].KBE0"), 1);
   const uint32_t base = g.word(d.base);
-  bool lane_zero_rule = false;
+  bool lane_zero_rule = false, lane_size_rule = false;
   for (uint32_t lane = 0; lane < 16; ++lane) {
     const uint32_t cfg = d.lane_cfg + 4 * lane, at = d.lane_offset + 4 * lane, size = d.lane_size + 4 * lane;
     if (!g.written(cfg)) {
@@ -448,22 +455,21 @@ Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
     if ((g.word(cfg) & ~0xf0000u) != 0x21)
       return refuse(fmt::format("{:#x}={:#x} (every record's enabled lanes: 0x21 with slot bits 16-19)", cfg,
                                 g.word(cfg)));
-    // Lane sizes unwritten (a depthwise 1x1 record's 64-byte lanes): what the
-    // DMA then reads is unknown.
-    if (!g.written(size))
-      return refuse(fmt::format("lane {}'s size ({:#x}) not written (what the lane reads is unknown)", lane, size));
-    if (g.word(size) % 64 != 0 || (!g.written(at) && lane != 0) || g.word(at) % 64 != 0)
+    const uint32_t bytes = g.written(size) ? g.word(size) : kUnwrittenLaneSize;  // U10
+    if (bytes % 64 != 0 || bytes == 0 || (!g.written(at) && lane != 0) || g.word(at) % 64 != 0)
       return refuse(fmt::format("lane {}: offset {:#x}, size {:#x} (written, multiples of 64)", lane, g.word(at),
                                 g.word(size)));
     lane_zero_rule |= !g.written(at);
+    lane_size_rule |= !g.written(size);
     const std::string n = std::to_string(lane);
     v.set(*h13().find(("KernelDMASrc.CoeffDMAConfig[" + n + "].En").c_str()), 1);
     v.set_word(h13().find(("KernelDMASrc.CoeffBaseAddr[" + n + "].Addr").c_str())->address, base + g.word(at));
-    v.set_word(h13().find(("KernelDMASrc.CoeffBfrSize[" + n + "].MemBfrSize").c_str())->address, g.word(size));
+    v.set_word(h13().find(("KernelDMASrc.CoeffBfrSize[" + n + "].MemBfrSize").c_str())->address, bytes);
     for (uint32_t a : {cfg, at, size})
       if (g.written(a)) covered[a] = 0xffffffffu;
   }
   if (lane_zero_rule) notes.push_back(kLaneZeroNote);
+  if (lane_size_rule) notes.push_back(kLaneSizeNote);
   for (uint32_t a : {d.first, d.base, d.high}) covered[a] = 0xffffffffu;
   const FieldInfo* ocg = g.database().find("Common.OCGCfg.OCGSize");
   if (!g.written(ocg->address)) {
