@@ -17,6 +17,7 @@
 #include "ane/sha256.h"
 #include "ane/sim.h"
 #include "oracle_fixture.h"
+#include "reduce_reference.h"
 
 namespace ane {
 namespace {
@@ -31,37 +32,6 @@ TEST_P(OracleReduce, TranscriptionAgreesWithTheRecord) {
   ASSERT_NO_FATAL_FAILURE(oracle::expect_tasks_match_record(*f));
   // No weights: the constant section is zeros.
   EXPECT_EQ(sha256_hex(Bytes(f->constant_size, 0)), f->constant_sha256);
-}
-
-// The reduction over `axes` of x [N,C,H,W], the kept axes in row-major order;
-// also sum |x| per output for the tolerance.
-void reference(const std::string& op, const std::array<uint64_t, 4>& shape, const std::vector<uint64_t>& axes,
-               const std::vector<uint16_t>& x, std::vector<double>& y, std::vector<double>& mag, uint64_t& n) {
-  std::array<bool, 4> reduced{};
-  for (uint64_t a : axes) reduced[a] = true;
-  std::array<uint64_t, 4> out{};
-  n = 1;
-  for (int i = 0; i < 4; ++i) {
-    out[i] = reduced[i] ? 1 : shape[i];
-    if (reduced[i]) n *= shape[i];
-  }
-  const uint64_t count = out[0] * out[1] * out[2] * out[3];
-  y.assign(count, op == "reduce_max" ? -INFINITY : 0.0);
-  mag.assign(count, 0.0);
-  for (uint64_t a = 0; a < shape[0]; ++a)
-    for (uint64_t b = 0; b < shape[1]; ++b)
-      for (uint64_t c = 0; c < shape[2]; ++c)
-        for (uint64_t d = 0; d < shape[3]; ++d) {
-          const uint64_t o = ((((reduced[0] ? 0 : a) * out[1] + (reduced[1] ? 0 : b)) * out[2] + (reduced[2] ? 0 : c)) *
-                              out[3]) +
-                             (reduced[3] ? 0 : d);
-          const double v = fp16_to_float(x[((a * shape[1] + b) * shape[2] + c) * shape[3] + d]);
-          if (op == "reduce_max") y[o] = std::max(y[o], v);
-          else y[o] += v;
-          mag[o] += std::fabs(v);
-        }
-  if (op == "reduce_mean")
-    for (double& v : y) v /= double(n);
 }
 
 TEST_P(OracleReduce, SimulatorRunsTheProgramOrRefusesByName) {
@@ -109,19 +79,8 @@ TEST_P(OracleReduce, SimulatorRunsTheProgramOrRefusesByName) {
   ASSERT_TRUE(y.ok()) << y.error().str();
   std::vector<double> ref, mag;
   uint64_t n = 0;
-  reference(f->param("operation"), shape, f->param_list("axes"), x.data, ref, mag, n);
-  ASSERT_EQ(y->data.size(), ref.size());
-  // fp32 sums of n fp16 values: n * 2^-24 * sum|x|, then one fp16 rounding.
-  double worst = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double got = fp16_to_float(y->data[i]);
-    const double scale = f->param("operation") == "reduce_mean" ? 1.0 / double(n) : 1.0;
-    const double tol = std::ldexp(std::fabs(ref[i]), -11) + double(n) * std::ldexp(mag[i] * scale, -24) +
-                       std::ldexp(1.0, -25);
-    worst = std::max(worst, std::fabs(got - ref[i]) / tol);
-    ASSERT_LE(std::fabs(got - ref[i]), tol) << f->name << " output " << i << ": got " << got << ", reference "
-                                            << ref[i];
-  }
+  test::reference_reduce(f->param("operation"), shape, f->param_list("axes"), x.data, ref, mag, n);
+  const double worst = test::expect_reduce_outputs(f->param("operation"), n, ref, mag, y->data, f->name);
   std::cout << "[ ran      ] " << f->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
 }
 

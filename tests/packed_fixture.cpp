@@ -176,9 +176,9 @@ std::vector<std::string> malformed_sample() {
   return out;
 }
 
-std::vector<std::string> conv_fixture_files() {
+std::vector<std::string> operation_fixture_files(const std::string& family) {
   std::vector<std::string> out;
-  const auto dir = std::filesystem::path(LIBANE_SOURCE_DIR) / "tests/fixtures/oracles/h14/conv";
+  const auto dir = std::filesystem::path(LIBANE_SOURCE_DIR) / "tests/fixtures/oracles/h14" / family;
   if (std::filesystem::is_directory(dir))
     for (const auto& e : std::filesystem::directory_iterator(dir))
       if (e.path().extension() == ".fx") out.push_back(e.path().string());
@@ -189,7 +189,8 @@ std::vector<std::string> conv_fixture_files() {
 std::string test_name(const std::string& path) {
   const std::filesystem::path p(path);
   std::string dir = p.parent_path().filename().string();
-  if (dir == "conv") dir = p.parent_path().parent_path().filename().string() + "_conv";
+  if (dir.size() != 3 || dir[0] != 'h')  // h14/conv, h14/reduce
+    dir = p.parent_path().parent_path().filename().string() + "_" + dir;
   std::string n = dir + "_" + p.stem().string();
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';

@@ -72,9 +72,11 @@ struct Fixture {
 Expected<Fixture> load(const std::string& path);
 // Every *.fx under tests/fixtures/oracles/h14 .. h18, sorted.
 std::vector<std::string> fixture_files();
-// The convolution records (tests/fixtures/oracles/h14/conv), sorted: judged
-// by sim_generations_conv_test.cpp rather than the element-wise runs.
-std::vector<std::string> conv_fixture_files();
+// The records of one operation family under tests/fixtures/oracles/h14
+// ("conv", "reduce"), sorted: judged by their own tests
+// (sim_generations_conv_test.cpp, sim_generations_reduce_test.cpp) rather
+// than the element-wise runs.
+std::vector<std::string> operation_fixture_files(const std::string& family);
 // The records the malformed-input tests cut and mutate (each thousands of
 // times): binary_add_1x64x8x8 on every generation, and the sigmoid of H14
 // (table in __const) and H16 (table in __KERN_0). The other records add

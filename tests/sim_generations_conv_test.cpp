@@ -233,7 +233,7 @@ TEST_P(H14Conv, SimulatorRunsTheTaskOrRefusesByName) {
   EXPECT_NE(summary.find("conv"), std::string::npos) << summary;
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, H14Conv, ::testing::ValuesIn(packed::conv_fixture_files()), name_of);
+INSTANTIATE_TEST_SUITE_P(Records, H14Conv, ::testing::ValuesIn(packed::operation_fixture_files("conv")), name_of);
 
 }  // namespace
 }  // namespace ane
