@@ -95,8 +95,9 @@ TEST_P(KernelBuild, OnePlistLayerBuildsTheKernelsTask) {
   const auto theirs = apple->kernel_bytes(), mine = ours->kernel_bytes();
   ASSERT_EQ(mine.size() >= 0x80, theirs.size() >= 0x80);
   const auto lane0 = apple->tasks[0].regs.get("KernelDMASrc.CoeffDMAConfig[0].En");
-  if (theirs.size() >= 0x80 && lane0 && *lane0)
+  if (theirs.size() >= 0x80 && lane0 && *lane0) {
     EXPECT_TRUE(std::equal(mine.begin(), mine.begin() + 0x80, theirs.begin())) << "the table differs";
+  }
   std::cout << "[ built    ] " << k.file << ": " << compared << " fields equal, " << version
             << " version-dependent fields differ\n";
 }

@@ -16,6 +16,7 @@
 #include "ane/sha256.h"
 #include "ane/sim.h"
 #include "packed_fixture.h"
+#include "support.h"
 #include "reduce_reference.h"
 
 namespace ane {
@@ -58,22 +59,13 @@ TEST_P(H14Reduce, SimulatorRunsTheProgramOrRefusesByName) {
   for (int k = 0; k < 4; ++k) x.nchw[k] = static_cast<uint32_t>(shape[k]);
   x.data.resize(x.elements());
   for (auto& v : x.data) v = float_to_fp16(u(rng));
-  // The simulator plans every task when it is created: a refusal may come then.
-  auto sim = sim::Simulator::create(*program);
-  Status run = sim ? Status(Ok{}) : Status(sim.error());
-  if (sim) {
-    ASSERT_EQ(sim->inputs().size(), 1u);
-    ASSERT_EQ(sim->outputs().size(), 1u);
-    ASSERT_TRUE(sim->set_input(sim->inputs()[0].name, x).ok());
-    run = sim->run();
-  }
+  auto run = test::run_one_input(*program, x);
   if (!run.ok()) {
     EXPECT_EQ(run.error().message.rfind("unsupported: ", 0), 0u) << run.error().message;
     std::cout << "[ refused  ] " << fx->name << ": " << run.error().message << "\n";
     return;
   }
-  auto y = sim->read_buffer(sim->outputs()[0].name);
-  ASSERT_TRUE(y.ok()) << y.error().str();
+  const auto& y = run;
   std::vector<double> ref, mag;
   uint64_t n = 0;
   const std::string op = fx->params.at("operation");

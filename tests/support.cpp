@@ -1,5 +1,7 @@
 #include "support.h"
 
+#include <fmt/format.h>
+
 #include "ane/fp16.h"
 
 #include <array>
@@ -107,6 +109,17 @@ Bytes fp16_le_bytes(std::span<const uint16_t> values) {
     b.push_back(static_cast<uint8_t>(h >> 8));
   }
   return b;
+}
+
+Expected<sim::Tensor> run_one_input(const Program& program, const sim::Tensor& x) {
+  auto sim = sim::Simulator::create(program);
+  if (!sim) return sim.error();
+  if (sim->inputs().size() != 1 || sim->outputs().size() != 1)
+    return make_error(fmt::format("{} inputs and {} outputs, not one each", sim->inputs().size(),
+                                  sim->outputs().size()));
+  if (Status s = sim->set_input(sim->inputs()[0].name, x); !s) return s.error();
+  if (Status s = sim->run(); !s) return s.error();
+  return sim->read_buffer(sim->outputs()[0].name);
 }
 
 }  // namespace ane::test

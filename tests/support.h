@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "ane/bytes.h"
+#include "ane/program.h"
+#include "ane/sim.h"
 
 namespace ane::test {
 
@@ -44,6 +46,11 @@ void write_bytes(const std::string& path, const Bytes& bytes);
 std::vector<uint16_t> uniform_fp16(size_t count, double lo, double hi, uint32_t seed);
 // fp16 values as the little-endian bytes of a weight file or slot.
 Bytes fp16_le_bytes(std::span<const uint16_t> values);
+
+// Runs a program of one input and one output on `x`: the output, or the
+// refusal (the simulator plans every task when it is created, so a refusal
+// may come then or from run()).
+Expected<sim::Tensor> run_one_input(const Program& program, const sim::Tensor& x);
 
 }  // namespace ane::test
 
