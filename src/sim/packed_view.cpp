@@ -553,7 +553,9 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
     covered[cfg->address] |= g.word(cfg->address) & 0x30000000u;
     const uint32_t ocg_word = t.generation <= Generation::H15 ? 0x1c : 0x40;  // Common block offsets
     if (g.written(ocg_word) && g.word(ocg_word) == 2) covered[ocg_word] |= 2;
-    v.set(*h13().find("Common.ConvCfg.OCGSize"), 0);  // the layout mark, not a kernel's output chunks
+    // The layout marks, not a kernel's output chunks or a transposed result.
+    v.set(*h13().find("Common.ConvCfg.OCGSize"), 0);
+    v.set(*h13().find("Common.Cfg.ChannelsInner"), 0);
     v.set(*h13().find("Common.GroupConvCfg.UnicastCin"), 1);
     v.set(*h13().find("L2.ConvResultChannelStride.Stride"), 1);
     v.set(*h13().find("L2.ConvResultRowStride.Stride"), h13v("Common.Cout.Cout"));
@@ -608,6 +610,44 @@ Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
     v.set(*h13().find(h13_name), h);
     covered[f->address] = 0xffffffffu;
   }
+  return Ok{};
+}
+
+// Rule U11, L2 group strides (H14). H13's planner steps the groups of a
+// source or result kept in L2 by two words its table leaves unnamed, L2
+// +0x18 and +0x44 (0x4818, 0x4844). H14's L2 block is H13's at the same
+// slots, and its records write those words with H13's values for the same
+// MIL (h14norm_reduce_max_ax2_1x32x4x4 task 1: 0x10 and 0x200, as H13's):
+// the view copies them. A second source in L2 over groups (H14's batch
+// broadcasts repeat one copy) has a stride of its own H13's planner does not
+// read: refused, as is a stride left unwritten.
+constexpr const char* kL2GroupNote = "U11: L2 group strides at H13's slots (0x518, 0x544)";
+
+Status l2_group_strides(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered, uint32_t type,
+                        bool source_dma, bool result_dma, std::vector<std::string>& notes) {
+  const uint32_t groups = v.get(*h13().find("Common.GroupConvCfg.NumGroups"));
+  auto refuse = [&] {
+    return unsupported_in(fmt::format("{} {} groups over a tensor kept in L2 (the L2 group stride is not "
+                                      "established)",
+                                      generation_name(t.generation), groups),
+                          t.index);
+  };
+  const bool source2_in_l2 = type == 3 && v.get(*h13().find("L2.SourceCfg.Source2Type")) != 2;
+  if (t.generation != Generation::H14 || source2_in_l2) return refuse();
+  const RegisterImage& g = t.regs;
+  struct Stride {
+    bool in_l2;
+    uint32_t address;  // H14's word
+    const char* h13_field;
+  };
+  const Stride strides[] = {{!source_dma, 0x518, "L2.Unk04818.Value"}, {!result_dma, 0x544, "L2.Unk04844.Value"}};
+  for (const Stride& s : strides) {
+    if (!s.in_l2) continue;
+    if (!g.written(s.address)) return refuse();
+    v.set(*h13().find(s.h13_field), g.word(s.address));
+    covered[s.address] = 0xffffffffu;
+  }
+  notes.push_back(kL2GroupNote);
   return Ok{};
 }
 
@@ -775,10 +815,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   // Groups over a tensor kept in L2 step by the L2 group stride, a word H13
   // leaves unnamed (H14's batch broadcasts repeat one copy across groups).
   if (!dma_only && v.get(*h13().find("Common.GroupConvCfg.NumGroups")) > 1)
-    return unsupported_in(fmt::format("{} {} groups over a tensor kept in L2 (the L2 group stride is not "
-                                      "established)",
-                                      gname, v.get(*h13().find("Common.GroupConvCfg.NumGroups"))),
-                          t.index);
+    if (Status s = l2_group_strides(t, v, covered, type, source_dma, result_dma, view.notes); !s) return s.error();
 
   for (const auto& [address, bits] : covered) {
     const uint32_t value = g.word(address), rest = value & ~bits;
