@@ -122,6 +122,7 @@ Packed pack(const oracle::Fixture& f, const oracle::ConvRecord& c, const Decoded
   Bytes section(f.constant_size, 0);
   for (size_t i : d.convs) {
     const RegisterImage& r = *d.regs[i];
+    SCOPED_TRACE(f.name + " task " + std::to_string(i));
     auto p = test::pack_task_weights(*k, c, [&](const char* n) { return field(r, n); });
     if (!p) {
       out.refusal = p.error().message;

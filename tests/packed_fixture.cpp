@@ -1,4 +1,5 @@
 #include "packed_fixture.h"
+#include "oracle_fixture.h"
 
 #include "reference/torch_ops.h"
 
@@ -15,13 +16,6 @@ namespace ane::packed {
 namespace {
 
 uint64_t num(const std::string& s) { return std::stoull(s, nullptr, 0); }
-
-std::vector<uint64_t> list(const std::string& s) {
-  std::vector<uint64_t> out;
-  std::stringstream in(s);
-  for (std::string x; std::getline(in, x, ',');) out.push_back(num(x));
-  return out;
-}
 
 std::map<std::string, std::string> key_values(std::istringstream& in) {
   std::map<std::string, std::string> out;
@@ -47,6 +41,13 @@ void put_name(Bytes& b, uint64_t off, const std::string& s, size_t width) {
 uint64_t align(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
+
+std::vector<uint64_t> number_list(const std::string& s) {
+  std::vector<uint64_t> out;
+  std::stringstream in(s);
+  for (std::string x; std::getline(in, x, ',');) out.push_back(num(x));
+  return out;
+}
 
 uint32_t Fixture::cpusubtype() const {
   static const std::map<std::string, uint32_t> kSubtype{{"h14", 5}, {"h15", 6}, {"h16", 7}, {"h17", 9}, {"h18", 10}};
@@ -104,7 +105,7 @@ Expected<Fixture> load(const std::string& path) {
     } else if (kind == "resources") {
       std::string x;
       s >> x;
-      f.resources = list(x);
+      f.resources = number_list(x);
     } else if (kind == "trailing") {
       for (std::string w; s >> w;) f.trailing.push_back(static_cast<uint32_t>(num(w)));
     } else if (kind == "descriptor") {
@@ -114,8 +115,8 @@ Expected<Fixture> load(const std::string& path) {
       Tensor t;
       t.binding = static_cast<int>(num(kv.at("binding")));
       t.element_code = static_cast<uint32_t>(num(kv.at("element_code")));
-      t.shape = list(kv.at("shape"));
-      t.strides = list(kv.at("strides"));
+      t.shape = number_list(kv.at("shape"));
+      t.strides = number_list(kv.at("strides"));
       t.total = num(kv.at("total"));
       f.tensors.push_back(std::move(t));
     } else if (kind == "task") {
@@ -177,13 +178,7 @@ std::vector<std::string> malformed_sample() {
 }
 
 std::vector<std::string> operation_fixture_files(const std::string& family) {
-  std::vector<std::string> out;
-  const auto dir = std::filesystem::path(LIBANE_SOURCE_DIR) / "tests/fixtures/oracles/h14" / family;
-  if (std::filesystem::is_directory(dir))
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.path().extension() == ".fx") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
+  return oracle::fixture_files((std::filesystem::path(LIBANE_SOURCE_DIR) / "tests/fixtures/oracles/h14" / family).string());
 }
 
 std::string test_name(const std::string& path) {

@@ -72,6 +72,9 @@ struct Fixture {
 Expected<Fixture> load(const std::string& path);
 // Every *.fx under tests/fixtures/oracles/h14 .. h18, sorted.
 std::vector<std::string> fixture_files();
+// "0,2,3" (or "0x10,...") as numbers.
+std::vector<uint64_t> number_list(const std::string& s);
+
 // The records of one operation family under tests/fixtures/oracles/h14
 // ("conv", "reduce"), sorted: judged by their own tests
 // (sim_generations_conv_test.cpp, sim_generations_reduce_test.cpp) rather

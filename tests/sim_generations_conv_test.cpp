@@ -147,6 +147,7 @@ Packed pack(const Loaded& l) {
   Bytes section(l.fx.constant.size, 0);
   for (const Task* t : conv_tasks(l.program)) {
     const RegisterImage& r = t->regs;
+    SCOPED_TRACE(l.fx.name + " task " + std::to_string(t->index));
     // H14's zero-skipping form groups the masks of 16 slots (the stride-2
     // records' hashes; H13's 8 gives none of them).
     auto p = test::pack_task_weights(*k, c, h13_reader(r), 16);

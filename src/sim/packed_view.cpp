@@ -293,6 +293,24 @@ std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, 
   return std::nullopt;
 }
 
+// H13's kernel DMA reading the data of descriptor entry `entry` (Header[9]);
+// false when the entry does not fit KBase0.
+bool set_kernel_data(RegisterImage& v, uint32_t entry) {
+  const FieldInfo* kbase0 = h13().find("Header[9].KBase0");
+  if (entry >= (1u << kbase0->width)) return false;
+  v.set(*kbase0, entry);
+  v.set(*h13().find("Header[9].KBE0"), 1);
+  return true;
+}
+
+// H13's coefficient lane `lane` on, reading `size` bytes at `offset` of that data.
+void set_kernel_lane(RegisterImage& v, uint32_t lane, uint32_t offset, uint32_t size) {
+  const std::string n = std::to_string(lane);
+  v.set(*h13().find(("KernelDMASrc.CoeffDMAConfig[" + n + "].En").c_str()), 1);
+  v.set_word(h13().find(("KernelDMASrc.CoeffBaseAddr[" + n + "].Addr").c_str())->address, offset);
+  v.set_word(h13().find(("KernelDMASrc.CoeffBfrSize[" + n + "].MemBfrSize").c_str())->address, size);
+}
+
 // The table DMA. Every table activation record writes the same words on its
 // generation: H14 0x1900=0x102c0, 0x19e4=0x21, 0x1a14=0x80 (the table's 128
 // bytes), and 0x19f4 and the pair 0x1a00/0x1a04 relocated to __const at
@@ -359,13 +377,8 @@ Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& 
     return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x}, {:#x}={:#x} (every record: slot bits 16-17 and a cache "
                               "hint in bits 6-9, 0x21 with slot bits, 0x80)",
                               d->first, first, d->enable, enable, d->size, g.word(d->size)));
-  const FieldInfo* kbase0 = h13().find("Header[9].KBase0");
-  if (*entry >= (1u << kbase0->width)) return refuse("descriptor entry out of range");
-  v.set(*kbase0, *entry);
-  v.set(*h13().find("Header[9].KBE0"), 1);
-  v.set(*h13().find("KernelDMASrc.CoeffDMAConfig[0].En"), 1);
-  v.set_word(h13().find("KernelDMASrc.CoeffBaseAddr[0].Addr")->address, offset);
-  v.set_word(h13().find("KernelDMASrc.CoeffBfrSize[0].MemBfrSize")->address, 0x80);
+  if (!set_kernel_data(v, *entry)) return refuse("descriptor entry out of range");
+  set_kernel_lane(v, 0, offset, 0x80);
   // Coefficient lanes the task leaves disabled (bit 0, En, clear: 0x00010020
   // or 0x00020020 with pow's tables) read nothing.
   for (uint32_t a = d->lanes; d->lanes && a < d->lanes + 16 * 4; a += 4)
@@ -439,10 +452,7 @@ Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
     return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x} are not a relocated pair naming the kernel data (its "
                               "address is unknown)",
                               d.base, g.word(d.base), d.high, g.word(d.high)));
-  const FieldInfo* kbase0 = h13().find("Header[9].KBase0");
-  if (low->relocation() >= (1u << kbase0->width)) return refuse("descriptor entry out of range");
-  v.set(*kbase0, low->relocation());
-  v.set(*h13().find("Header[9].KBE0"), 1);
+  if (!set_kernel_data(v, low->relocation())) return refuse("descriptor entry out of range");
   const uint32_t base = g.word(d.base);
   bool lane_zero_rule = false, lane_size_rule = false;
   for (uint32_t lane = 0; lane < 16; ++lane) {
@@ -461,10 +471,7 @@ Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
                                 g.word(size)));
     lane_zero_rule |= !g.written(at);
     lane_size_rule |= !g.written(size);
-    const std::string n = std::to_string(lane);
-    v.set(*h13().find(("KernelDMASrc.CoeffDMAConfig[" + n + "].En").c_str()), 1);
-    v.set_word(h13().find(("KernelDMASrc.CoeffBaseAddr[" + n + "].Addr").c_str())->address, base + g.word(at));
-    v.set_word(h13().find(("KernelDMASrc.CoeffBfrSize[" + n + "].MemBfrSize").c_str())->address, bytes);
+    set_kernel_lane(v, lane, base + g.word(at), bytes);
     for (uint32_t a : {cfg, at, size})
       if (g.written(a)) covered[a] = 0xffffffffu;
   }
