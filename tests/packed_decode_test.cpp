@@ -273,6 +273,8 @@ INSTANTIATE_TEST_SUITE_P(ConvRecords, PackedRecord, ::testing::ValuesIn(packed::
                          name_of);
 INSTANTIATE_TEST_SUITE_P(ReduceRecords, PackedRecord, ::testing::ValuesIn(packed::operation_fixture_files("reduce")),
                          name_of);
+INSTANTIATE_TEST_SUITE_P(NormRecords, PackedRecord, ::testing::ValuesIn(packed::operation_fixture_files("norm")),
+                         name_of);
 
 TEST(PackedRecords, EveryGenerationHasFixtures) {
   std::map<std::string, int> per;

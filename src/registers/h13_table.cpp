@@ -175,6 +175,8 @@ constexpr Row kRows[] = {
   {Block::Common, "Broadcast",    "Src2W",            0x00030,  4,  1, Inferred, "the second source holds one value per row, repeated along W (eiln softmax)"},
   {Block::Common, "Broadcast",    "Src2H",            0x00030,  5,  1, Inferred, "the second source is repeated along H"},
   {Block::Common, "Broadcast",    "Src2C",            0x00030,  7,  1, Inferred, "the second source is repeated along C (mil-hwx-compiler softmax over C)"},
+  {Block::Common, "Broadcast",    "Src1ChannelsW",    0x00030,  8,  1, Inferred, "the first source is a result laid with its channels along W (OutChannelsW), read as one value per channel (mil-hwx-compiler softmax over the W of [1,C,1,W]: 0x101)"},
+  {Block::Common, "Broadcast",    "Src2ChannelsW",    0x00030,  9,  1, Inferred, "the second source likewise (mil-hwx-compiler softmax over the W of [1,C,1,W]: 0x210)"},
   {Block::Common, "Broadcast",    "OutChannelsW",     0x00030, 10,  1, Inferred, "a reduction's result lays its channels along W, 2 bytes apart (mil-hwx-compiler reduce over C and keep_dims=false)"},
   {Block::Common, "Cfg",          "UnkBit0",          0x00034,  0,  1, Unknown,  "1 in every sample"},
   {Block::Common, "Cfg",          "UnkBit1",          0x00034,  1,  1, Unknown,  "1 only in PE tasks"},

@@ -29,7 +29,7 @@ std::string operand_text(const Operand& op) {
   if (op.from == Operand::From::Dma)
     return (op.dma.base ? fmt::format("slot {}+{:#x}", op.dma.slot, op.dma.base) : fmt::format("slot {}", op.dma.slot)) +
            repeated;
-  return fmt::format("L2@{:#x}{}", op.l2, repeated);
+  return fmt::format("L2@{:#x}{}{}", op.l2, op.channels_w ? " (channels along W)" : "", repeated);
 }
 
 std::string destination_text(const Destination& d) {

@@ -71,6 +71,8 @@ Fields build() {
   f.bcast_src2_w = must("Common.Broadcast.Src2W");
   f.bcast_src2_h = must("Common.Broadcast.Src2H");
   f.bcast_src2_c = must("Common.Broadcast.Src2C");
+  f.bcast_src1_chw = must("Common.Broadcast.Src1ChannelsW");
+  f.bcast_src2_chw = must("Common.Broadcast.Src2ChannelsW");
   f.dpe = must("Common.DPE.Category");
   f.src_en = must("TileDMASrc.DMAConfig.En");
   f.src_base = must("TileDMASrc.BaseAddr.Addr");
@@ -93,6 +95,8 @@ Fields build() {
   f.l2_result_base = must("L2.ResultBase.Addr");
   f.l2_src_channel_stride = must("L2.SourceChannelStride.Stride");
   f.l2_src_row_stride = must("L2.SourceRowStride.Stride");
+  f.l2_src2_channel_stride = must("L2.Source2ChannelStride.Stride");
+  f.l2_src2_row_stride = must("L2.Source2RowStride.Stride");
   f.l2_res_channel_stride = must("L2.ConvResultChannelStride.Stride");
   f.l2_res_row_stride = must("L2.ConvResultRowStride.Stride");
   f.l2_src_group_stride = must("L2.Unk04818.Value");

@@ -30,6 +30,7 @@ struct Fields {
   const FieldInfo *common_cfg;                // UnkBit0: stands for the whole Common.Cfg register in traces
   const FieldInfo *bcast_src1_w, *bcast_src1_h, *bcast_src1_c;  // Common.Broadcast
   const FieldInfo *bcast_src2_w, *bcast_src2_h, *bcast_src2_c;
+  const FieldInfo *bcast_src1_chw, *bcast_src2_chw;  // Src1ChannelsW, Src2ChannelsW
   const FieldInfo *dpe;                       // Common.DPE.Category
   // TileDMASrc
   const FieldInfo *src_en, *src_base, *src_row, *src_plane, *src_group;
@@ -41,6 +42,7 @@ struct Fields {
   const FieldInfo *src_type, *src2_type, *l2_src_base, *l2_src2_base;
   const FieldInfo *result_type, *l2_result_base;
   const FieldInfo *l2_src_channel_stride, *l2_src_row_stride, *l2_res_channel_stride, *l2_res_row_stride;
+  const FieldInfo *l2_src2_channel_stride, *l2_src2_row_stride;
   const FieldInfo *l2_src_group_stride, *l2_res_group_stride;
   const FieldInfo *channels_inner;     // Common.Cfg.ChannelsInner
   const FieldInfo *out_channels_w;     // Common.Broadcast.OutChannelsW

@@ -44,11 +44,14 @@ void for_each_written(uint64_t base, const L2Result& r, Fn fn) {
 template <typename Fn>
 bool for_each_read(uint64_t address, const Operand& op, Fn fn) {
   const Dims& d = op.dims;
+  // A broadcast axis repeats its one stored element: its stride is 0.
+  const uint64_t channel = op.broadcast_c ? 0 : op.l2_channel, row = op.broadcast_h ? 0 : op.l2_row,
+                 column = op.broadcast_w ? 0 : 2;
   for (uint64_t g = 0; g < d.g; ++g)
     for (uint64_t c = 0; c < d.c; ++c)
       for (uint64_t h = 0; h < d.h; ++h)
         for (uint64_t w = 0; w < d.w; ++w)
-          if (!fn(address + g * op.l2_group + h * op.l2_row + c * op.l2_channel + 2 * w)) return false;
+          if (!fn(address + g * op.l2_group + h * row + c * channel + w * column)) return false;
   return true;
 }
 
@@ -57,7 +60,12 @@ bool for_each_read(uint64_t address, const Operand& op, Fn fn) {
 // Strides known on both sides (a result with its channel and row strides,
 // a reader with its own), and a layout the plain reading would get wrong.
 bool needs_addresses(const L2Result& r, const Operand& op) {
-  if (r.channel_stride == 0 || op.l2_channel == 0 || op.broadcasts()) return false;
+  if (r.channel_stride == 0 || op.l2_channel == 0) return false;
+  // A broadcast operand read plainly repeats the result's values in their
+  // order; by address only where it groups them otherwise (softmax's row
+  // maxima: one result per group of rows, read back as [C, H] and repeated
+  // along W).
+  if (op.broadcasts()) return r.dims.g > 1 && op.stored().g != r.dims.g && op.dims.g == 1;
   if (r.channels_inner) return true;
   return op.l2_channel != r.channel_stride || (op.dims.h > 1 && op.l2_row != r.row_stride) ||
          (op.dims.g > 1 && op.l2_group != r.group_stride);
@@ -123,6 +131,16 @@ Expected<L2View> L2Store::across_results(uint64_t address, const Operand& op, co
 }
 
 Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* what, uint32_t task) const {
+  if (op.channels_w) {
+    // The values of a result laid with its channels along W, one per
+    // channel in channel order: a reduction's with OutChannelsW.
+    const auto it = results_.find(address);
+    if (it == results_.end() || !it->second.channels_inner || it->second.dims.elements() != op.stored().elements())
+      return make_error(fmt::format("unsupported: the {} reads L2 at {:#x} as channels laid along W (Broadcast "
+                                    "ChannelsW), where no earlier result of as many values was laid so, in task {}",
+                                    what, address, task));
+    return L2View{&it->second, 0, false, {}, {}};
+  }
   if (auto near = results_.upper_bound(address); near != results_.begin()) {
     --near;
     if (needs_addresses(near->second, op)) return by_address(address, op, what, task);

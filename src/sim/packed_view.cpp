@@ -9,6 +9,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ane/fp16.h"
 #include "ane/generation.h"
@@ -253,20 +254,24 @@ bool programs_ne_alone(const Task& t) {
   return ne;
 }
 
-// Rule U5: a task that leaves ResultType unwritten, writes no result DMA
-// word but writes the L2 result strides keeps its result in L2 (type 0):
-// H18's pow multiplies on the planar engine into L2 so (its next task reads
-// the product there with the same strides).
+// Rule U5: a task that leaves ResultType unwritten and writes no result DMA
+// word keeps its result in L2 (type 0, its reset value by U12): H18's pow
+// multiplies on the planar engine into L2 so (its next task reads the product
+// there with the same strides); H14's softmax keeps x - max and the row sums'
+// reciprocals so, and H13's records of the same MILs write ResultType 0 there
+// (norm_softmax_a3_1x64x1x128 task 3: 0x140, its H14 twin no result word at all).
 constexpr const char* kL2ResultNote =
-    "U5: ResultType unwritten in a task that writes the L2 result strides and no result DMA word, taken as 0 (kept "
-    "in L2)";
+    "U5: ResultType unwritten in a task that writes no result DMA word, taken as 0 (kept in L2)";
 
 bool keeps_result_in_l2(const Task& t) {
   const RegisterImage& g = t.regs;
-  if (!g.written_value("L2.ConvResultChannelStride.Stride")) return false;
   for (const auto& [address, value] : g.written_words()) {
     const BlockInfo* b = g.database().block_at(address);
-    if (b && b->id == Block::TileDMADst) return false;
+    if (!b || b->id != Block::TileDMADst) continue;
+    // A word every record writes at one value (H14's 0xdead, softmax's sum
+    // of exponentials kept in L2) does not program a write.
+    const Harmless* h = harmless(t.generation, b->id, address - b->base);
+    if (!h || h->any != 0 || value != h->fixed) return false;
   }
   return true;
 }
@@ -372,9 +377,9 @@ Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& 
   // 0x10021 under 0x202c0), like buffer slots of a prefetch. Neither changes
   // the bytes read.
   const uint32_t first = g.word(d->first), enable = g.word(d->enable);
-  if ((first & ~0x303c0u) != 0 || (first & 0x30000u) == 0 || (enable & ~0x30000u) != 0x21 ||
+  if ((first & ~0xf03c0u) != 0 || (first & 0xf0000u) == 0 || (enable & ~0xf0000u) != 0x21 ||
       g.word(d->size) != 0x80)
-    return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x}, {:#x}={:#x} (every record: slot bits 16-17 and a cache "
+    return refuse(fmt::format("{:#x}={:#x}, {:#x}={:#x}, {:#x}={:#x} (every record: slot bits 16-19 and a cache "
                               "hint in bits 6-9, 0x21 with slot bits, 0x80)",
                               d->first, first, d->enable, enable, d->size, g.word(d->size)));
   if (!set_kernel_data(v, *entry)) return refuse("descriptor entry out of range");
@@ -382,9 +387,9 @@ Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& 
   // Coefficient lanes the task leaves disabled (bit 0, En, clear: 0x00010020
   // or 0x00020020 with pow's tables) read nothing.
   for (uint32_t a = d->lanes; d->lanes && a < d->lanes + 16 * 4; a += 4)
-    if (g.written(a) && (g.word(a) & ~0x30000u) == 0x20) covered[a] = 0xffffffffu;
+    if (g.written(a) && (g.word(a) & ~0xf0000u) == 0x20) covered[a] = 0xffffffffu;
   for (uint32_t a = d->extra_lanes; d->extra_lanes && a < d->enable; a += 4)
-    if (g.written(a) && (g.word(a) & ~0x30000u) == 0x20) covered[a] = 0xffffffffu;
+    if (g.written(a) && (g.word(a) & ~0xf0000u) == 0x20) covered[a] = 0xffffffffu;
   for (uint32_t a : {d->first, d->enable, d->size, d->based[0], d->based[1], d->based[2]})
     if (a != 0 && g.written(a)) covered[a] = 0xffffffffu;
   return Ok{};
@@ -584,7 +589,10 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
   if (w_channels != h13v("Common.Cin.Cin")) return false;
   // H13's planner reads a second source kept in L2 as the result it names,
   // whole: no stride to set on this side.
+  // Bit 9 (Src2ChannelsW, named on H14): here the layout U6 lays one channel
+  // per 16 bytes.
   covered[broadcast->address] |= 0x200u;
+  v.set(*h13().find("Common.Broadcast.Src2ChannelsW"), 0);
   return true;
 }
 
@@ -629,6 +637,18 @@ Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
 // broadcasts repeat one copy) has a stride of its own H13's planner does not
 // read: refused, as is a stride left unwritten.
 constexpr const char* kL2GroupNote = "U11: L2 group strides at H13's slots (0x518, 0x544)";
+
+// Rule U12: each task starts from the reset values. A register a task leaves
+// unwritten holds what U1 names even when an earlier task of the program
+// wrote another value: pow's last task reads L2 bases of 0 after its first
+// tasks wrote 0x4100 there (U4); the tiled 1024-channel convolution leaves
+// UnicastEn unwritten after its L2 copy set it, and its kernel hashes only
+// with the dense packing (UnicastEn 0); h14norm_reduce_max_ax2_1x32x4x4 leaves
+// L2Cfg unwritten after the task before wrote 4, where H13's record of that
+// MIL writes 0; softmax_1x64x8x8 leaves NumGroups, the broadcast bits and
+// the scale unwritten after its reductions and subtraction set them, and
+// computes softmax to fp16 precision only when they are back at reset.
+constexpr const char* kResetNote = "U12: registers left unwritten hold their reset values, not an earlier task's";
 
 Status l2_group_strides(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered, uint32_t type,
                         bool source_dma, bool result_dma, std::vector<std::string>& notes) {
@@ -708,6 +728,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     for (const Inert& i : kInertPe)
       if (Status s = v.set(i.field, i.value); !s) return s.error();
   std::vector<std::string_view> copied;  // H13 names of the fields the task wrote
+  std::vector<std::string> reset;        // fields U12 takes back from an earlier task's value
   // Fields this task's plan does not read: the neural engine's in a planar-
   // engine task, the planar engine's and the second source's in a neural-
   // engine task, and the L2 layout of a source or result that goes through
@@ -746,17 +767,14 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       covered[f.address] |= f.mask();
       continue;
     }
-    // Unwritten here but written by an earlier task: the register may keep
-    // that value, which the view cannot know; unless this task's plan does
-    // not read the field (no_effect).
+    // Unwritten here but written by an earlier task: rule U12, the register
+    // holds its reset value again (the one U1 names), not the earlier value.
     if (no_effect(hf->name)) continue;
     if (auto e = earlier.find(f.address); e != earlier.end() && f.extract(e->second) != v.get(*hf))
-      return unsupported_in(fmt::format("{} {} not written, but an earlier task set it to {:#x} (whether a register "
-                                        "keeps an earlier task's value is unknown)",
-                                        gname, f.name, f.extract(e->second)),
-                            t.index);
+      reset.push_back(fmt::format("{}={:#x}", f.name, f.extract(e->second)));
   }
 
+  if (!reset.empty()) view.notes.push_back(fmt::format("{} (earlier: {})", kResetNote, fmt::join(reset, ", ")));
   for (const char* name : sixteen) v.set(*h13().find(name), 16);
   if (Status s = fp32_scales(t, v, covered); !s) return s.error();
   if (Status s = h18_formats(t, v, covered); !s) return s.error();

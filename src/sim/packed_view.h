@@ -28,8 +28,8 @@ struct PackedView {
 };
 
 // What earlier tasks of the same program wrote: a register a task leaves
-// unwritten may still hold an earlier task's value, so the view refuses to
-// take such a register as inert.
+// unwritten holds its reset value again (rule U12), and the view names the
+// earlier values it sets aside in the trace.
 using EarlierWrites = std::map<uint32_t, uint32_t>;  // address -> last value written
 
 // The program-descriptor entry the relocation tag of the record writing

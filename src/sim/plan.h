@@ -60,6 +60,9 @@ struct Operand {
   // An L2 result with extent 1 along these axes, repeated to fill `dims`.
   bool broadcast_w = false, broadcast_h = false, broadcast_c = false;
   bool broadcasts() const { return broadcast_w || broadcast_h || broadcast_c; }
+  // From::L2: a result laid with its channels along W (OutChannelsW), read
+  // as one value per channel (Broadcast.Src1ChannelsW / Src2ChannelsW).
+  bool channels_w = false;
   // The dims of the values the operand actually holds.
   Dims stored() const { return {dims.g, broadcast_c ? 1 : dims.c, broadcast_h ? 1 : dims.h, broadcast_w ? 1 : dims.w}; }
 };

@@ -99,7 +99,7 @@ Status check_geometry(const Checker& c) {
   // mil-hwx-compiler's channels-along-W output layout: refused).
   uint32_t named = 0;
   for (const FieldInfo* f : {F.bcast_src1_w, F.bcast_src1_h, F.bcast_src1_c, F.bcast_src2_w, F.bcast_src2_h,
-                             F.bcast_src2_c, F.out_channels_w})
+                             F.bcast_src2_c, F.bcast_src1_chw, F.bcast_src2_chw, F.out_channels_w})
     named |= f->mask();
   if (const uint32_t w = c.word(F.bcast_src1_w); w & ~named)
     return unsupported(register_value(*F.bcast_src1_w, w), c.task());
@@ -129,7 +129,7 @@ struct OperandFields {
   const char* unit;
   const char* what;  // in messages
   const FieldInfo *type, *enable, *slot, *base, *row, *plane, *group, *fmt_first, *l2_base;
-  const FieldInfo *bcast_w, *bcast_h, *bcast_c;
+  const FieldInfo *bcast_w, *bcast_h, *bcast_c, *bcast_chw;
   uint32_t fmt;                       // the format word every sample has
   const FieldInfo* in_fmt = nullptr;  // a channel format that must be fp16 too
 };
@@ -138,7 +138,8 @@ const OperandFields& first_operand() {
   const Fields& F = fields();
   static const OperandFields f{"TileDMASrc",  "first",       F.src_type,     F.rbe0,         F.rbase0,
                                F.src_base,    F.src_row,     F.src_plane,    F.src_group,    F.src_fmt_first,
-                               F.l2_src_base, F.bcast_src1_w, F.bcast_src1_h, F.bcast_src1_c, kTensorFmt};
+                               F.l2_src_base, F.bcast_src1_w, F.bcast_src1_h, F.bcast_src1_c, F.bcast_src1_chw,
+                               kTensorFmt};
   return f;
 }
 
@@ -146,7 +147,7 @@ const OperandFields& second_operand() {
   const Fields& F = fields();
   static const OperandFields f{"TileDMASrc2",  "second",      F.src2_type,    F.rbe1,         F.rbase1,
                                F.src2_base,    F.src2_row,    F.src2_plane,   F.src2_group,   F.src2_fmt_first,
-                               F.l2_src2_base, F.bcast_src2_w, F.bcast_src2_h, F.bcast_src2_c, kSrc2Fmt,
+                               F.l2_src2_base, F.bcast_src2_w, F.bcast_src2_h, F.bcast_src2_c, F.bcast_src2_chw, kSrc2Fmt,
                                F.src2_in_fmt};
   return f;
 }
@@ -161,11 +162,13 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
   op.broadcast_w = c.get(f.bcast_w) != 0;
   op.broadcast_h = c.get(f.bcast_h) != 0;
   op.broadcast_c = c.get(f.bcast_c) != 0;
+  op.channels_w = c.get(f.bcast_chw) != 0;
   // SourceType 1: through tile DMA, the staged tensor kept in L2 at
   // SourceBase for the next tasks (conv_probe_k3_c1024_n64_s16_st1_g1_bias0_valid:
   // task 1 reads it back at that address).
   const bool retain = type == 1 && f.l2_base == F.l2_src_base;
   if (type == kViaDma || retain) {
+    if (op.channels_w) return c.fail_with(f.bcast_chw, f.type);  // only results kept in L2 are laid so
     ANE_TRY(c.eq_with(f.enable, 1, f.type));
     ANE_TRY(c.eq_with(F.src_en, 1, f.type));
     if (f.in_fmt) ANE_TRY(c.eq(f.in_fmt, 2));
@@ -199,6 +202,11 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
     op.l2_channel = uint64_t{c.get(F.l2_src_channel_stride)} << 4;
     op.l2_row = uint64_t{c.get(F.l2_src_row_stride)} << 4;
     op.l2_group = c.word(F.l2_src_group_stride);
+  } else if (op.broadcasts()) {
+    // A repeated second source is read by its own strides where it groups
+    // the result otherwise (L2Store::get); H13's samples leave them 0.
+    op.l2_channel = uint64_t{c.get(F.l2_src2_channel_stride)} << 4;
+    op.l2_row = uint64_t{c.get(F.l2_src2_row_stride)} << 4;
   }
   return Ok{};
 }
@@ -319,7 +327,12 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
   const bool inner_cfg = c.get(F.channels_inner) != 0, inner_bcast = c.get(F.out_channels_w) != 0;
   const bool ne_pass = p.engine == Engine::Ne && p.ne.mac != NePlan::Mac::Conv;
   if (inner_cfg && !ne_pass) return c.fail_with(F.channels_inner, F.task_type);
-  if (inner_bcast && p.engine != Engine::PeReduce) return c.fail_with(F.out_channels_w, F.task_type);
+  // An element-wise result of one position per channel laid along W is the
+  // same values as [1,1,1,C] (softmax over the W of [1,C,1,1]: its
+  // subtraction writes x - max so, and the exp2 table reads them as one row).
+  const bool one_position = out.h == 1 && out.w == 1;
+  if (inner_bcast && p.engine != Engine::PeReduce && !(p.engine == Engine::Pe && one_position))
+    return c.fail_with(F.out_channels_w, F.task_type);
   ANE_TRY(plan_destination(c, out, inner_cfg || inner_bcast, p.out));
   collect_traced(c, p);
   return p;
