@@ -80,19 +80,6 @@ bool l2_base(std::string_view h13_field) {
   return h13_field == "L2.SourceBase.Addr" || h13_field == "L2.Source2Base.Addr" || h13_field == "L2.ResultBase.Addr";
 }
 
-// TileDMASrc +0x0c is 0xce in every record but those whose second source
-// repeats across the batch (env_bcast_{add,mul}_{2,8}x64x8x8_runtime_1x64x1x1
-// on H15 - H18: several groups, the second source's group stride unwritten,
-// so each group reads the same operand), where it is 0xee. The view reads
-// the bit that differs as marking that repeat, which the unwritten stride
-// already gives it.
-bool src2_repeats_per_group(const Task& t) {
-  const RegisterImage& g = t.regs;
-  auto groups = g.written_value("Common.Groups.NumGroups");
-  if (!groups) groups = g.written_value("Common.GroupConvCfg.NumGroups");
-  return groups && *groups > 1 && !g.written_value("TileDMASrc.Src2GroupStride.Stride");
-}
-
 // Whether H13's L2 word at `offset` from its block has no named field.
 bool h13_unnamed_l2_word(uint32_t offset) {
   const BlockInfo& l2 = h13().block(Block::L2);
@@ -158,8 +145,14 @@ constexpr Harmless kHarmless[] = {
     {Block::TileDMASrc, 0x00, Layouts::All, kAll, 0, "DMA cache hints"},
     {Block::TileDMASrc, 0x04, Layouts::All, kAll, 0, "DMA cache hints"},
     {Block::TileDMADst, 0x00, Layouts::All, kAll, 0, "DMA cache hints"},
-    {Block::TileDMASrc, 0x08, Layouts::All, 0, 0xce, "unknown, 0xce in every record"},
-    {Block::TileDMASrc, 0x0c, Layouts::All, 0, 0xce, "unknown, 0xce in every record"},
+    // 0xce, or 0xee where the source is read again: +0x08 with DMAConfig
+    // 0xee1 in a task whose input a later task reads once more (the split
+    // conv_probe_k3_c256_n256_s64_st1_g1_bias0_valid, layer_norm's first
+    // task), +0x0c where each group re-reads one second operand (H15 - H18's
+    // env_bcast_{add,mul}_{2,8}x64x8x8_runtime_1x64x1x1). Bit 5 reads as a
+    // reuse hint beside DMAConfig's cache hints; it does not change values.
+    {Block::TileDMASrc, 0x08, Layouts::All, 0x20, 0xce, "0xce, 0xee (bit 5) where the source is read again"},
+    {Block::TileDMASrc, 0x0c, Layouts::All, 0x20, 0xce, "0xce, 0xee (bit 5) where the source is read again"},
     {Block::TileDMADst, 0x24, Layouts::H14_15, 0, 0xdead, "unknown, 0xdead in every H14 record"},
     // Common: H13's Unk0002C slot (0x34 in element-wise records), the task
     // identity, and Cfg's scheduling bits (ShPref .. AccDoubleBufEn on H13,
@@ -262,6 +255,21 @@ bool programs_ne_alone(const Task& t) {
 // (norm_softmax_a3_1x64x1x128 task 3: 0x140, its H14 twin no result word at all).
 constexpr const char* kL2ResultNote =
     "U5: ResultType unwritten in a task that writes no result DMA word, taken as 0 (kept in L2)";
+
+// U12 for SourceType: a task after the first that leaves SourceType
+// unwritten and binds no source tile DMA reads its input from L2 (type 0,
+// the reset value): the tiled convolutions' later tasks read the input an
+// earlier task kept in L2 so (conv_probe_k3_c1024_n1024_s16_st1_g4_bias0_same
+// tasks 2 - 8 after task 1 wrote SourceCfg 0x120; their H13 twins write
+// SourceType 0), and their kernel sections hash to H13's packing for it.
+constexpr const char* kL2SourceNote =
+    "U12: SourceType unwritten in a later task that binds no source DMA, its reset value 0 (read from L2)";
+
+bool reads_source_from_l2(const Task& t) {
+  if (t.index == 0) return false;
+  const FieldInfo* base = t.regs.database().find("TileDMASrc.BaseAddr.Addr");
+  return base && !t.regs.written(base->address);
+}
 
 bool keeps_result_in_l2(const Task& t) {
   const RegisterImage& g = t.regs;
@@ -716,6 +724,10 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       view.notes.push_back(kL2ResultNote);
       continue;  // ResultType 0: kept in L2
     }
+    if (std::string_view(name) == "L2.SourceCfg.SourceType" && reads_source_from_l2(t)) {
+      view.notes.push_back(kL2SourceNote);
+      continue;  // SourceType 0: from L2
+    }
     return unsupported_in(fmt::format("{} {} not written", gname, name), t.index);
   }
 
@@ -865,10 +877,6 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
                             t.index);
     }
     if (b->id == Block::CacheDMA) {
-      view.traced.push_back(word_name(gdb, address, value));
-      continue;
-    }
-    if (b->id == Block::TileDMASrc && address - b->base == 0x0c && value == 0xee && src2_repeats_per_group(t)) {
       view.traced.push_back(word_name(gdb, address, value));
       continue;
     }
