@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "ane/fp16.h"
+
 namespace ane::oracle {
 
 namespace {
@@ -236,7 +238,7 @@ Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, u
   Constants c;
   c.weights.resize(weight_count);
   c.bias.resize(bias_count);
-  if (value == "fp16(0x1p-1)" || value == "distinct") {
+  if (value == "fp16(0x1p-1)" || value == "distinct" || value.rfind("probe_pattern_", 0) == 0) {
     // mil-hwx-compiler's blob: its 128-byte header does not parse as a
     // CoreML blob header, so the compiler reads every constant from byte 0:
     // element i < 64 is header halfword i, then the payload (uniform 0.5, or
@@ -250,8 +252,18 @@ Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, u
     head[33] = 0xDEAD;
     for (int i = 0; i < 4; ++i) head[34 + i] = static_cast<uint16_t>(payload >> (16 * i));
     head[38] = 0x0080;
-    const uint16_t body = value == "distinct" ? 0x3801 : 0x3800;
-    auto element = [&](uint64_t i) { return i < 64 ? head[i] : body; };
+    // The H14 matvec probes' payloads (research/mint_h14_matvec_probes.py),
+    // a [columns, reduction] matrix row-major: "index" fp16(j + 1) at element
+    // j, "mask" 0x3001 | ((31 row + 7 column) mod 512) << 1, "zero" 0.
+    const std::string pattern = value.rfind("probe_pattern_", 0) == 0 ? value.substr(14) : "";
+    const uint64_t reduction = pattern.empty() ? 0 : f.param_u64("reduction");
+    auto payload_element = [&](uint64_t j) -> uint16_t {
+      if (pattern == "index") return float_to_fp16(static_cast<float>(j + 1));
+      if (pattern == "mask") return static_cast<uint16_t>(0x3001 | (((j / reduction) * 31 + (j % reduction) * 7) & 0x1ff) << 1);
+      if (pattern == "zero") return 0;
+      return value == "distinct" ? 0x3801 : 0x3800;
+    };
+    auto element = [&](uint64_t i) { return i < 64 ? head[i] : payload_element(i - 64); };
     for (uint64_t i = 0; i < weight_count; ++i) c.weights[i] = element(i);
     for (uint64_t i = 0; i < bias_count; ++i) c.bias[i] = element(i);
     return c;

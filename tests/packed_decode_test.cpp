@@ -275,6 +275,8 @@ INSTANTIATE_TEST_SUITE_P(ReduceRecords, PackedRecord, ::testing::ValuesIn(packed
                          name_of);
 INSTANTIATE_TEST_SUITE_P(NormRecords, PackedRecord, ::testing::ValuesIn(packed::operation_fixture_files("norm")),
                          name_of);
+INSTANTIATE_TEST_SUITE_P(MatmulRecords, PackedRecord, ::testing::ValuesIn(packed::operation_fixture_files("matmul")),
+                         name_of);
 
 TEST(PackedRecords, EveryGenerationHasFixtures) {
   std::map<std::string, int> per;

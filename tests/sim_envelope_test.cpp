@@ -105,7 +105,14 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
        unsupported("Common.GroupConvCfg.NumGroups=2 with Common.Cout.Cout=1")},
       {"conv", field("Common.GroupConvCfg.ElemMultMode", 1), unsupported("Common.GroupConvCfg.ElemMultMode=1")},
       // Transposed results only where Apple's records put them.
-      {"conv", field("Common.Cfg.ChannelsInner", 1), unsupported("Common.Cfg.ChannelsInner=1 with Common.Cfg.TaskType=0")},
+      // A 1x1 convolution over one row takes ChannelsInner (a matmul); two rows do not.
+      {"conv",
+       [](RegisterImage& r) {
+         set(r, "Common.Cfg.ChannelsInner", 1);
+         set(r, "Common.InDim.Hin", 2);
+         set(r, "Common.OutDim.Hout", 2);
+       },
+       unsupported("Common.Cfg.ChannelsInner=1 with Common.Cfg.TaskType=0")},
       {"pe", field("Common.Cfg.ChannelsInner", 1), unsupported("Common.Cfg.ChannelsInner=1 with Common.Cfg.TaskType=3")},
       {"pass", field("Common.InDepth.Din", 2), unsupported("Common.InDepth.Din=2")},
       {"pass", field("Common.OutDepth.Dout", 4), unsupported("Common.OutDepth.Dout=4")},

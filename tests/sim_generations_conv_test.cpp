@@ -25,6 +25,7 @@
 #include "ane/sha256.h"
 #include "ane/sim.h"
 #include "conv_reference.h"
+#include "h14_conv_kernel.h"
 #include "oracle_fixture.h"
 #include "packed_fixture.h"
 #include "support.h"
@@ -46,40 +47,6 @@ oracle::Fixture as_oracle(const packed::Fixture& f) {
   return o;
 }
 
-uint32_t field(const RegisterImage& r, const char* name) {
-  const FieldInfo* f = r.database().find(name);
-  EXPECT_NE(f, nullptr) << name;
-  return f ? r.get(*f) : 0;
-}
-
-// What H14 records leave unwritten where H13 writes the value of the
-// operation (docs/simulator.md): a 1x1 window at stride 1 (rule U1), 16
-// channels (rule U2), OCGSize 3 (rule U9). A register no rule covers reads 0.
-uint32_t value(const RegisterImage& r, const char* name) {
-  if (auto v = r.written_value(name)) return *v;
-  const std::string_view n = name;
-  if (n == "Common.ConvCfg.Kw" || n == "Common.ConvCfg.Kh" || n == "Common.ConvCfg.Sx" || n == "Common.ConvCfg.Sy" ||
-      n == "Common.GroupConvCfg.NumGroups")
-    return 1;
-  if (n == "Common.Cin.Cin" || n == "Common.Cout.Cout") return 16;
-  if (n == "Common.OCGCfg.OCGSize") return 3;  // rule U9
-  return field(r, name);
-}
-
-// H14's kernel DMA words (no H14 names yet): lane i's config, offset and
-// size, and the base the offsets add to.
-constexpr uint32_t kLaneCfg = 0x1918, kLaneOffset = 0x1958, kLaneSize = 0x1998, kKernelBase = 0x1908;
-
-// The tasks that convolve: MACCfg written with OpMode 0 and KernelMode 0.
-std::vector<const Task*> conv_tasks(const Program& p) {
-  std::vector<const Task*> out;
-  for (const Task& t : p.tasks) {
-    const FieldInfo* op = t.regs.database().find("NE.MACCfg.OpMode");
-    if (op && t.regs.written(op->address) && (t.regs.word(op->address) & 0xf) == 0) out.push_back(&t);
-  }
-  return out;
-}
-
 struct Loaded {
   packed::Fixture fx;
   oracle::ConvRecord conv;
@@ -99,13 +66,6 @@ Loaded load(const std::string& path) {
   return l;
 }
 
-// The registers by H13 name: H14 keeps OCGSize in a word of its own.
-test::ConvFieldReader h13_reader(const RegisterImage& r) {
-  return [&r](const char* n) {
-    return value(r, std::string_view(n) == "Common.ConvCfg.OCGSize" ? "Common.OCGCfg.OCGSize" : n);
-  };
-}
-
 class H14Conv : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(H14Conv, RegistersDecodeToTheRecordsParameters) {
@@ -113,16 +73,16 @@ TEST_P(H14Conv, RegistersDecodeToTheRecordsParameters) {
   ASSERT_FALSE(l.program.tasks.empty());
   EXPECT_EQ(l.fx.target, "h14");
   const oracle::ConvRecord& c = l.conv;
-  const auto convs = conv_tasks(l.program);
+  const auto convs = test::h14_conv_tasks(l.program);
   ASSERT_FALSE(convs.empty());
   uint32_t couts = 0;
   for (const Task* t : convs) {
     const RegisterImage& r = t->regs;
     SCOPED_TRACE("task " + std::to_string(t->index));
-    couts += test::expect_conv_task_matches(c, h13_reader(r), convs.size() == 1);
+    couts += test::expect_conv_task_matches(c, test::h14_conv_reader(r), convs.size() == 1);
     // The compiler's OCGSize rule (hwx-build's, from H13's records) gives H14's word.
-    EXPECT_EQ(compiler_conv_ocg(value(r, "Common.Cout.Cout"), c.depthwise(), c.hin, c.win),
-              value(r, "Common.OCGCfg.OCGSize"));
+    EXPECT_EQ(compiler_conv_ocg(test::h14_conv_value(r, "Common.Cout.Cout"), c.depthwise(), c.hin, c.win),
+              test::h14_conv_value(r, "Common.OCGCfg.OCGSize"));
   }
   EXPECT_EQ(couts, c.cout);
 }
@@ -144,35 +104,9 @@ Packed pack(const Loaded& l) {
   EXPECT_TRUE(k.ok()) << k.error().message;
   if (!k) return out;
   out.constants = *k;
-  Bytes section(l.fx.constant.size, 0);
-  for (const Task* t : conv_tasks(l.program)) {
-    const RegisterImage& r = t->regs;
-    SCOPED_TRACE(l.fx.name + " task " + std::to_string(t->index));
-    // H14's zero-skipping form groups the masks of 16 slots (the stride-2
-    // records' hashes; H13's 8 gives none of them).
-    auto p = test::pack_task_weights(*k, c, h13_reader(r), 16);
-    if (!p) {
-      out.refusal = p.error().message;
-      return out;
-    }
-    const uint64_t base = r.word(kKernelBase);
-    for (int lane = 0; lane < kKernelLanes; ++lane) {
-      const bool en = r.written(kLaneCfg + 4 * lane) && (r.word(kLaneCfg + 4 * lane) & 1);
-      EXPECT_EQ(en, p->lane_size[lane] != 0) << l.fx.name << " task " << t->index << " lane " << lane;
-      if (!en || !p->lane_size[lane]) continue;
-      const uint64_t at = base + r.word(kLaneOffset + 4 * lane), size = r.word(kLaneSize + 4 * lane);
-      // Rule U10: a lane whose size is unwritten holds 64 bytes.
-      EXPECT_EQ(r.written(kLaneSize + 4 * lane) ? size : 64u, p->lane_size[lane])
-          << l.fx.name << " task " << t->index << " lane " << lane;
-      if (at + p->lane_size[lane] > section.size()) {
-        ADD_FAILURE() << l.fx.name << " task " << t->index << " lane " << lane << " ends past the section";
-        return out;
-      }
-      std::copy_n(p->bytes.begin() + static_cast<ptrdiff_t>(p->lane_offset[lane]), p->lane_size[lane],
-                  section.begin() + static_cast<ptrdiff_t>(at));
-    }
-  }
-  out.section = std::move(section);
+  auto section = test::pack_h14_section(l.program, c, *k, l.fx.constant.size, l.fx.name);
+  out.section = std::move(section.section);
+  out.refusal = std::move(section.refusal);
   return out;
 }
 

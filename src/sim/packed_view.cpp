@@ -223,11 +223,12 @@ std::string numerics_note(Generation g) {
 // Rule U2: Cin and Cout unwritten mean 16 channels. H14's records write them
 // for every channel count but 16 (1, 3, 64, 128 ... 4096), and leave both
 // unwritten in every 16-channel record (1x16x1x1 of five ops, 1x16x128x128):
-// 16 is what the registers hold unwritten. Taken only where the tensor the
-// task reads has 16 channels too.
-constexpr const char* kSixteenNote =
-    "U2: Cin and Cout unwritten, 16 (the one channel count H14's records leave unwritten; the tensor has 16 per "
-    "group)";
+// 16 is what the registers hold unwritten, their reset value (U12): grouped
+// convolutions leave them so at 16 channels per group, the 16-column matmuls
+// (h14mv_index_m1_k16_n16) too, and h14norm_reduce_mean_ax2_1x128x16x16, whose
+// reduction over H reads the [1,128,16,16] tensor as 16 channels, leaves Cin
+// so and runs to its reference only with 16.
+constexpr const char* kSixteenNote = "U2: Cin and Cout unwritten, 16 (their reset value)";
 
 // Rule U3: a task that leaves TaskType unwritten but writes the neural
 // engine's words and no planar-engine word is a neural-engine task (type 0):
@@ -282,28 +283,6 @@ bool keeps_result_in_l2(const Task& t) {
     if (!h || h->any != 0 || value != h->fixed) return false;
   }
   return true;
-}
-
-// A grouped convolution's Cin and Cout count one group's channels: there the
-// tensor holds 16 per group (conv_known_k1_c128_n64_s16_st1_g4_bias0_same
-// leaves Cout unwritten, 64 outputs in 4 groups; its c64_n128 twin Cin).
-std::optional<uint32_t> sixteen_channels(const Program& program, const Task& t, const char* name) {
-  const std::string_view n = name;
-  if (n != "Common.Cin.Cin" && n != "Common.Cout.Cout") return std::nullopt;
-  const uint32_t groups = t.regs.written_value("Common.GroupConvCfg.NumGroups").value_or(1);
-  // An element-wise task's output is its input's shape: both counts are
-  // judged by the input, as before there were convolutions.
-  const bool conv = groups > 1 && n == "Common.Cout.Cout";
-  const auto entry = bound_entry(t, conv ? "TileDMADst.BaseAddr.Addr" : "TileDMASrc.BaseAddr.Addr");
-  if (!entry) return std::nullopt;
-  // Groups run over the batch first (H14's batches are groups): those left
-  // over split the channels.
-  for (const Buffer& b : program.buffers) {
-    if (b.slot != static_cast<int>(*entry) || !b.layout || b.layout->nchw[0] == 0) continue;
-    const uint64_t batch = b.layout->nchw[0];
-    if (groups % batch == 0 && b.layout->nchw[1] == 16u * (groups / batch)) return 16u;
-  }
-  return std::nullopt;
 }
 
 // H13's kernel DMA reading the data of descriptor entry `entry` (Header[9]);
@@ -712,7 +691,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     const FieldInfo* f = gdb.find(name);
     if (!f) return unsupported_in(fmt::format("{} has no {} field", gname, name), t.index);
     if (g.field_written(*f)) continue;
-    if (sixteen_channels(program, t, name)) {
+    if (std::string_view(name) == "Common.Cin.Cin" || std::string_view(name) == "Common.Cout.Cout") {
       sixteen.push_back(name);
       continue;
     }

@@ -325,8 +325,13 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
   // Transposed results: ChannelsInner on a neural-engine pass, OutChannelsW
   // on a reduction (the only tasks Apple's records set them on).
   const bool inner_cfg = c.get(F.channels_inner) != 0, inner_bcast = c.get(F.out_channels_w) != 0;
+  // A matmul is a 1x1 convolution over one row of vectors a pass laid
+  // channels innermost, its result written so too (H14's matmul_* and h14mv_*
+  // records); no other convolution has shown it.
+  const bool matmul = p.engine == Engine::Ne && p.ne.mac == NePlan::Mac::Conv && c.get(F.kw) == 1 &&
+                      c.get(F.kh) == 1 && out.h == 1;
   const bool ne_pass = p.engine == Engine::Ne && p.ne.mac != NePlan::Mac::Conv;
-  if (inner_cfg && !ne_pass) return c.fail_with(F.channels_inner, F.task_type);
+  if (inner_cfg && !ne_pass && !matmul) return c.fail_with(F.channels_inner, F.task_type);
   // An element-wise result of one position per channel laid along W is the
   // same values as [1,1,1,C] (softmax over the W of [1,C,1,1]: its
   // subtraction writes x - max so, and the exp2 table reads them as one row).

@@ -1,0 +1,88 @@
+// H14 convolution tasks seen by H13's packer (h14_conv_kernel.h).
+#include "h14_conv_kernel.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "ane/conv_kernel.h"
+
+namespace ane::test {
+
+namespace {
+
+// H14's kernel DMA words (no H14 names yet): lane i's config, offset and
+// size, and the base the offsets add to.
+constexpr uint32_t kLaneCfg = 0x1918, kLaneOffset = 0x1958, kLaneSize = 0x1998, kKernelBase = 0x1908;
+
+uint32_t field(const RegisterImage& r, const char* name) {
+  const FieldInfo* f = r.database().find(name);
+  EXPECT_NE(f, nullptr) << name;
+  return f ? r.get(*f) : 0;
+}
+
+}  // namespace
+
+uint32_t h14_conv_value(const RegisterImage& r, const char* name) {
+  if (auto v = r.written_value(name)) return *v;
+  const std::string_view n = name;
+  if (n == "Common.ConvCfg.Kw" || n == "Common.ConvCfg.Kh" || n == "Common.ConvCfg.Sx" || n == "Common.ConvCfg.Sy" ||
+      n == "Common.GroupConvCfg.NumGroups")
+    return 1;
+  if (n == "Common.Cin.Cin" || n == "Common.Cout.Cout") return 16;
+  if (n == "Common.OCGCfg.OCGSize") return 3;  // rule U9
+  return field(r, name);
+}
+
+ConvFieldReader h14_conv_reader(const RegisterImage& r) {
+  return [&r](const char* n) {
+    return h14_conv_value(r, std::string_view(n) == "Common.ConvCfg.OCGSize" ? "Common.OCGCfg.OCGSize" : n);
+  };
+}
+
+std::vector<const Task*> h14_conv_tasks(const Program& p) {
+  std::vector<const Task*> out;
+  for (const Task& t : p.tasks) {
+    const FieldInfo* op = t.regs.database().find("NE.MACCfg.OpMode");
+    if (op && t.regs.written(op->address) && (t.regs.word(op->address) & 0xf) == 0) out.push_back(&t);
+  }
+  return out;
+}
+
+H14Section pack_h14_section(const Program& program, const oracle::ConvRecord& c, const oracle::Constants& k,
+                            uint64_t size, const std::string& name) {
+  H14Section out;
+  Bytes section(size, 0);
+  for (const Task* t : h14_conv_tasks(program)) {
+    const RegisterImage& r = t->regs;
+    SCOPED_TRACE(name + " task " + std::to_string(t->index));
+    // H14's zero-skipping form groups the masks of 16 slots (the stride-2
+    // records' hashes; H13's 8 gives none of them).
+    auto p = pack_task_weights(k, c, h14_conv_reader(r), 16);
+    if (!p) {
+      out.refusal = p.error().message;
+      return out;
+    }
+    const uint64_t base = r.word(kKernelBase);
+    for (int lane = 0; lane < kKernelLanes; ++lane) {
+      const bool en = r.written(kLaneCfg + 4 * lane) && (r.word(kLaneCfg + 4 * lane) & 1);
+      EXPECT_EQ(en, p->lane_size[lane] != 0) << name << " task " << t->index << " lane " << lane;
+      if (!en || !p->lane_size[lane]) continue;
+      const uint64_t at = base + r.word(kLaneOffset + 4 * lane), lane_size = r.word(kLaneSize + 4 * lane);
+      // Rule U10: a lane whose size is unwritten holds 64 bytes.
+      EXPECT_EQ(r.written(kLaneSize + 4 * lane) ? lane_size : 64u, p->lane_size[lane])
+          << name << " task " << t->index << " lane " << lane;
+      if (at + p->lane_size[lane] > section.size()) {
+        ADD_FAILURE() << name << " task " << t->index << " lane " << lane << " ends past the section";
+        return out;
+      }
+      std::copy_n(p->bytes.begin() + static_cast<ptrdiff_t>(p->lane_offset[lane]), p->lane_size[lane],
+                  section.begin() + static_cast<ptrdiff_t>(at));
+    }
+  }
+  out.section = std::move(section);
+  return out;
+}
+
+}  // namespace ane::test

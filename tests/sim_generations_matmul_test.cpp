@@ -1,0 +1,129 @@
+// H14 matmuls from Apple's compiler (mil-hwx-compiler research/oracles/h14:
+// the base campaign's matmul_m1_k256_n256_ty1 and every third h14mv_ probe,
+// whose weights carry known patterns; tests/fixtures/oracles/h14/matmul,
+// README there). Apple runs `product = matmul(x, w, transpose_y = true)` as
+// two tasks: a pass that lays x's rows channels innermost in L2, then a 1x1
+// convolution with K input and N output channels over the M rows, written
+// channels innermost. For every record:
+//  * H13's convolution packing of the weights the record's formula gives
+//    (the blob header quirk included) hashes to its constant section;
+//  * the simulator runs it on random inputs and agrees with the product in
+//    double, within the fp32-accumulation tolerance of the conv records; or
+//    refuses it by name.
+#include <cmath>
+#include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "ane/fp16.h"
+#include "ane/program.h"
+#include "ane/sha256.h"
+#include "ane/sim.h"
+#include "h14_conv_kernel.h"
+#include "oracle_fixture.h"
+#include "packed_fixture.h"
+#include "support.h"
+
+namespace ane {
+namespace {
+
+std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
+
+// Refused by name: 64 rows lay x in L2 with Cfg bits 28 and 29 (0x30220201),
+// a packing no other matmul record uses.
+bool expected_refused(const std::string& name) { return name == "h14mv_mask_m64_k256_n256"; }
+
+struct Matmul {
+  packed::Fixture fx;
+  Program program;
+  uint64_t m = 0, k = 0, n = 0;
+  oracle::ConvRecord conv;  // the 1x1 convolution it runs as
+  oracle::Constants weights;
+};
+
+Matmul load(const std::string& path) {
+  Matmul mm;
+  auto fx = packed::load(path);
+  EXPECT_TRUE(fx.ok()) << fx.error().str();
+  if (!fx) return mm;
+  mm.fx = std::move(*fx);
+  auto p = parse_program(packed::assemble_hwx(mm.fx), mm.fx.file);
+  EXPECT_TRUE(p.ok()) << p.error().str();
+  if (p) mm.program = std::move(*p);
+  mm.m = std::stoull(mm.fx.params.at("rows"));
+  mm.k = std::stoull(mm.fx.params.at("reduction"));
+  mm.n = std::stoull(mm.fx.params.at("columns"));
+  oracle::ConvRecord& c = mm.conv;
+  c.cin = static_cast<uint32_t>(mm.k);
+  c.cout = static_cast<uint32_t>(mm.n);
+  c.hin = c.hout = 1;
+  c.win = c.wout = static_cast<uint32_t>(mm.m);
+  oracle::Fixture o;
+  o.name = mm.fx.name;
+  o.params = mm.fx.params;
+  o.weights = mm.fx.weights;
+  auto w = oracle::rebuild_constants(o, mm.n * mm.k, 0);
+  EXPECT_TRUE(w.ok()) << w.error().message;
+  if (w) mm.weights = std::move(*w);
+  return mm;
+}
+
+class H14Matmul : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(H14Matmul, H13sConvolutionPackingOfTheWeightsHashesToTheRecord) {
+  const Matmul mm = load(GetParam());
+  ASSERT_EQ(test::h14_conv_tasks(mm.program).size(), 1u);
+  const auto s = test::pack_h14_section(mm.program, mm.conv, mm.weights, mm.fx.constant.size, mm.fx.name);
+  ASSERT_TRUE(s.section) << s.refusal;
+  EXPECT_EQ(sha256_hex(*s.section), mm.fx.constant.sha256) << "H13's packing differs from Apple's H14 bytes";
+}
+
+TEST_P(H14Matmul, SimulatorRunsTheProductOrRefusesByName) {
+  const Matmul mm = load(GetParam());
+  const auto s = test::pack_h14_section(mm.program, mm.conv, mm.weights, mm.fx.constant.size, mm.fx.name);
+  ASSERT_TRUE(s.section) << s.refusal;
+  auto program = parse_program(packed::assemble_hwx(mm.fx, &*s.section), mm.fx.file);
+  ASSERT_TRUE(program.ok()) << program.error().str();
+  ASSERT_FALSE(mm.fx.tensors.empty());
+  sim::Tensor x;
+  const auto& in = mm.fx.tensors.front().shape;
+  ASSERT_EQ(in.size(), 4u);
+  for (int d = 0; d < 4; ++d) x.nchw[d] = static_cast<uint32_t>(in[d]);
+  ASSERT_EQ(x.elements(), mm.m * mm.k);
+  x.data = test::uniform_fp16(x.elements(), -1, 1, 41);
+  auto run = test::run_one_input(*program, x);
+  if (expected_refused(mm.fx.name)) {
+    ASSERT_FALSE(run.ok()) << mm.fx.name << " ran, but the simulator does not claim it";
+    EXPECT_EQ(run.error().message.rfind("unsupported: ", 0), 0u) << run.error().message;
+    std::cout << "[ refused  ] " << mm.fx.name << ": " << run.error().message << "\n";
+    return;
+  }
+  ASSERT_TRUE(run.ok()) << run.error().str();
+  ASSERT_EQ(run->data.size(), mm.m * mm.n);
+  // y[m][n] = sum over k of x[m][k] w[n][k]: fp32 accumulation of K fp16
+  // products (each exact in fp32) errs by at most K 2^-24 sum |w x|; the
+  // rounding to fp16 adds half an ulp.
+  double worst = 0;
+  for (uint64_t r = 0; r < mm.m; ++r)
+    for (uint64_t col = 0; col < mm.n; ++col) {
+      double want = 0, mag = 0;
+      for (uint64_t i = 0; i < mm.k; ++i) {
+        const double p = double(fp16_to_float(x.data[r * mm.k + i])) * fp16_to_float(mm.weights.weights[col * mm.k + i]);
+        want += p;
+        mag += std::fabs(p);
+      }
+      const double got = fp16_to_float(run->data[r * mm.n + col]);
+      const double ulp = std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(want), 0x1p-14)), -14) - 10);
+      const double bound = double(mm.k) * 0x1p-24 * mag + ulp / 2;
+      worst = std::max(worst, std::fabs(got - want) / bound);
+      ASSERT_LE(std::fabs(got - want), bound) << mm.fx.name << " y[" << r << "][" << col << "]";
+    }
+  std::cout << "[ ran      ] " << mm.fx.name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Records, H14Matmul, ::testing::ValuesIn(packed::operation_fixture_files("matmul")), name_of);
+
+}  // namespace
+}  // namespace ane
