@@ -6,6 +6,7 @@
 // softmax evaluated in double, or be refused by name.
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -23,9 +24,9 @@ namespace {
 std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
 
 // The records the simulator refuses, each by a word docs/simulator.md names:
-// every layer_norm (TaskTypes 4 and 6, PE.Cfg 0x2010), and softmax over C
-// (the neural engine's sum over channels; a broadcast along C of a tile-DMA
-// source).
+// layer_norm but over the W of [1,C,H,W] (TaskTypes 4 and 6, PE.Cfg 0x92010,
+// InDepth 8, Cfg bits 28 - 29 on a pass), and softmax over C (the neural
+// engine's sum over channels; a broadcast along C of a tile-DMA source).
 bool expected_refused(const std::string& name) {
   static const std::set<std::string> kRefused = {
       "layer_norm_1x64x8x8",
@@ -34,7 +35,6 @@ bool expected_refused(const std::string& name) {
       "h14norm_layer_norm_ax1_2_3_1x1x1x512",
       "h14norm_layer_norm_ax1_2_3_1x4096x1x1",
       "h14norm_layer_norm_ax1_2_3_1x8x1x64",
-      "h14norm_layer_norm_ax3_1x32x4x4",
       "h14norm_softmax_a1_1x1x1x64",
       "h14norm_softmax_a1_1x64x1x128",
   };
@@ -72,6 +72,54 @@ void reference_softmax(const std::array<uint64_t, 4>& shape, int axis, const std
 // each): 2.5e-3. A result in fp16's subnormal range: 2^-22 absolute.
 double softmax_bound(double y, double d) { return y * (2.5e-3 + 8e-4 * std::fabs(d)) + 0x1p-22; }
 
+// layer_norm(x) over `axes` (epsilon 1e-5, no affine) in double; r receives
+// 1 / sqrt(var + epsilon) and m the mean, per element.
+void reference_layer_norm(const std::array<uint64_t, 4>& shape, const std::vector<uint64_t>& axes,
+                          const std::vector<uint16_t>& x, std::vector<double>& y, std::vector<double>& r,
+                          std::vector<double>& m) {
+  const uint64_t n = x.size();
+  y.assign(n, 0), r.assign(n, 0), m.assign(n, 0);
+  std::array<bool, 4> reduced{};
+  for (uint64_t a : axes) reduced[a] = true;
+  // Each element's line: its index with the reduced axes zeroed.
+  auto key = [&](uint64_t i) {
+    uint64_t k = 0, stride = 1, rest = i;
+    for (int d = 3; d >= 0; --d) {
+      const uint64_t at = rest % shape[d];
+      rest /= shape[d];
+      if (!reduced[d]) k += at * stride;
+      stride *= shape[d];
+    }
+    return k;
+  };
+  std::map<uint64_t, std::pair<double, double>> sums;  // key -> (sum, count)
+  for (uint64_t i = 0; i < n; ++i) {
+    auto& s = sums[key(i)];
+    s.first += fp16_to_float(x[i]);
+    s.second += 1;
+  }
+  std::map<uint64_t, double> var;
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto& s = sums[key(i)];
+    const double d = fp16_to_float(x[i]) - s.first / s.second;
+    var[key(i)] += d * d / s.second;
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto& s = sums[key(i)];
+    m[i] = s.first / s.second;
+    r[i] = 1 / std::sqrt(var[key(i)] + 1e-5);
+    y[i] = (fp16_to_float(x[i]) - m[i]) * r[i];
+  }
+}
+
+// Apple's layer_norm over W: the mean (fp32 sum, times 1/n, rounded to
+// fp16: 2^-11 |m|), x - mean rounded (2^-11 |d|), 1 / sqrt(mean of squares +
+// epsilon) from the rounded differences (their errors move the variance by
+// at most 2^-10 relative plus the mean's share, half of that in r) rounded
+// (2^-11), the product rounded (2^-11): 2.5e-3 |y| plus the mean's error
+// carried through r, 2^-10 r |m|, and 2^-24 absolute.
+double layer_norm_bound(double y, double r, double m) { return 2.5e-3 * std::fabs(y) + 0x1p-10 * r * std::fabs(m) + 0x1p-24; }
+
 class H14Norm : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(H14Norm, SimulatorRunsTheProgramOrRefusesByName) {
@@ -95,6 +143,21 @@ TEST_P(H14Norm, SimulatorRunsTheProgramOrRefusesByName) {
     return;
   }
   ASSERT_TRUE(run.ok()) << run.error().str();
+  if (fx->params.at("operation") == "layer_norm") {
+    const auto axes_param = fx->params.find("axes");
+    const auto axes = axes_param == fx->params.end() ? std::vector<uint64_t>{1, 2, 3} : packed::number_list(axes_param->second);
+    std::vector<double> ref, r, m;
+    reference_layer_norm(shape, axes, x.data, ref, r, m);
+    ASSERT_EQ(run->data.size(), ref.size());
+    double worst = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      const double got = fp16_to_float(run->data[i]), bound = layer_norm_bound(ref[i], r[i], m[i]);
+      worst = std::max(worst, std::fabs(got - ref[i]) / bound);
+      ASSERT_LE(std::fabs(got - ref[i]), bound) << fx->name << " element " << i << ": " << got << ", want " << ref[i];
+    }
+    std::cout << "[ ran      ] " << fx->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
+    return;
+  }
   ASSERT_EQ(fx->params.at("operation"), "softmax");
   const auto axis_param = fx->params.find("axis");
   const int axis = axis_param == fx->params.end() ? 3 : (std::stoi(axis_param->second) + 4) % 4;

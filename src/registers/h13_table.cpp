@@ -287,10 +287,12 @@ constexpr Row kRows[] = {
   {Block::PE, "Cfg",        "ReluEn",     0x08800,  5,  1, Claimed,  ""},
   {Block::PE, "Cfg",        "Cond",       0x08800,  6,  1, Inferred, "absolute value of the result (eiln abs, norm)"},
   {Block::PE, "Cfg",        "Reciprocal", 0x08800, 12,  1, Inferred, "a reduction returns 1 / result (eiln softmax: exp times 1/sum)"},
+  {Block::PE, "Cfg",        "RSqrt",      0x08800, 13,  1, Inferred, "a reduction returns 1 / sqrt(result + Epsilon); with OpMode 4 it sums squares (mil-hwx-compiler layer_norm over W: 0x2010)"},
   {Block::PE, "Cfg",        "FirstSrc",   0x08800, 16,  1, Claimed,  ""},
   {Block::PE, "Cfg",        "SecSrc",     0x08800, 18,  2, Inferred, "0 one operand, 2 a op b, 3 a op (-b) (eiln softmax)"},
   {Block::PE, "BiasScale",  "Bias",       0x08804,  0, 16, Inferred, "fp16, added last: y = Scale x op(...) + Bias (eiln sigmoid: +0.5)"},
   {Block::PE, "BiasScale",  "Scale",      0x08804, 16, 16, Inferred, "fp16 factor on the op's result (eiln log: ln 2; softmax: log2 e)"},
+  {Block::PE, "PreScale",   "Epsilon",    0x08808,  0, 16, Inferred, "fp16 added before RSqrt (mil-hwx-compiler layer_norm: 0x00a8, its epsilon 1e-5)"},
   {Block::PE, "PreScale",   "PreScale",   0x08808, 16, 16, Inferred, "fp16 factor on the first source (eiln sub: -1 on the subtrahend read first)"},
   {Block::PE, "FinalScale", "FinalScale", 0x0880C,  0, 32, Claimed,  "fp32; 1 / count in mil-hwx-compiler's reduce_mean"},
 

@@ -87,6 +87,8 @@ std::string pe_text(const TaskPlan& p) {
       expr += fmt::format(" x{:g}", f);
     }
     if (pe.reciprocal) expr = "1 / (" + expr + ")";
+    if (pe.square) expr.replace(0, 3, "sum of squares");
+    if (pe.rsqrt) expr = fmt::format("1 / sqrt({} + {:g})", expr, fp16_to_float(pe.epsilon));
   } else if (pe.second == 0) {
     expr = a;
   } else {

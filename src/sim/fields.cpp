@@ -109,6 +109,8 @@ Fields build() {
   f.pe_cond = must("PE.Cfg.Cond");
   f.pe_first_src = must("PE.Cfg.FirstSrc");
   f.pe_reciprocal = must("PE.Cfg.Reciprocal");
+  f.pe_rsqrt = must("PE.Cfg.RSqrt");
+  f.pe_epsilon = must("PE.PreScale.Epsilon");
   f.pe_sec_src = must("PE.Cfg.SecSrc");
   f.pe_bias = must("PE.BiasScale.Bias");
   f.pe_scale = must("PE.BiasScale.Scale");

@@ -49,6 +49,7 @@ struct Fields {
   // PE
   const FieldInfo *pe_pool, *pe_op, *pe_relu, *pe_cond, *pe_first_src, *pe_reciprocal, *pe_sec_src;
   const FieldInfo *pe_bias, *pe_scale, *pe_pre_scale, *pe_final_scale;
+  const FieldInfo *pe_rsqrt, *pe_epsilon;
   // NE
   const FieldInfo *kernel_fmt, *palettized, *sparse, *small_source, *group_reuse, *kernel_cfg;
   const FieldInfo *mac_op, *mac_kernel_mode, *bias_mode, *matrix_bias, *binary_point;

@@ -265,6 +265,9 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   } else if (p.engine == Engine::PeReduce) {
     auto out = ws.doubles(p.out.dims.elements(), "the reduction result", index);
     if (!out) return out.error();
+    // Squares of fp16 values are exact in fp32 (22 significant bits).
+    if (p.pe.square)
+      for (float& v : **x) v *= v;
     pe_reduce(p.pe, (*x)->data(), p.a.dims, fp64_sum, (*out)->data());
     if (p.pe.reduce == PePlan::Reduce::Sum && p.a.dims.w > 1)
       rec.notes.push_back(fp64_sum ? "acc=fp64" : "reduce sums in fp32, W order");

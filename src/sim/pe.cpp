@@ -162,10 +162,11 @@ void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out
 
 void pe_reduce(const PePlan& pe, const float* a, const Dims& in, bool fp64_sum, double* out) {
   const uint64_t planes = uint64_t{in.g} * in.c, n = uint64_t{in.h} * in.w;
-  const double final_scale = fp32_bits(pe.final_scale);
+  const double final_scale = fp32_bits(pe.final_scale), epsilon = fp16_to_float(pe.epsilon);
   auto finish = [&](uint64_t r, double y) {
     y *= final_scale;
     if (pe.reciprocal) y = 1.0 / y;
+    if (pe.rsqrt) y = 1.0 / std::sqrt(y + epsilon);
     out[r] = y;
   };
   // Each plane's values in W order, as one chain of operations; four planes

@@ -124,6 +124,10 @@ struct PePlan {
   // Reductions over W.
   enum class Reduce { Sum, Max } reduce = Reduce::Sum;
   bool reciprocal = false;
+  // layer_norm's variance: the sum of squares (OpMode 4), then
+  // 1 / sqrt(FinalScale sum + epsilon) (RSqrt; epsilon fp16).
+  bool square = false, rsqrt = false;
+  uint16_t epsilon = 0;
 };
 
 struct TaskPlan {

@@ -16,7 +16,8 @@ constexpr uint32_t kUnitScale = 0x3c000000;  // fp16 1.0 in [31:16], 0 in [15:0]
 Status check_cfg_bits(const Checker& c) {
   const Fields& F = fields();
   uint32_t known = 0;
-  for (const FieldInfo* f : {F.pe_pool, F.pe_op, F.pe_relu, F.pe_cond, F.pe_first_src, F.pe_reciprocal, F.pe_sec_src})
+  for (const FieldInfo* f :
+       {F.pe_pool, F.pe_op, F.pe_relu, F.pe_cond, F.pe_first_src, F.pe_reciprocal, F.pe_rsqrt, F.pe_sec_src})
     known |= f->mask();
   const uint32_t w = c.word(F.pe_op);
   if (w & ~known) return unsupported(register_value(*F.pe_op, w), c.task());
@@ -27,7 +28,6 @@ Status check_cfg_bits(const Checker& c) {
 
 Status read_scales(const Checker& c, PePlan& pe) {
   const Fields& F = fields();
-  ANE_TRY(c.word_eq(F.pe_pre_scale, c.get(F.pe_pre_scale) << 16));  // [15:0] unused in every sample
   pe.pre_scale = static_cast<uint16_t>(c.get(F.pe_pre_scale));
   pe.scale = static_cast<uint16_t>(c.get(F.pe_scale));
   pe.bias = static_cast<uint16_t>(c.get(F.pe_bias));
@@ -46,6 +46,8 @@ Status plan_pe(const Checker& c, TaskPlan& p) {
   ANE_TRY(check_cfg_bits(c));
   ANE_TRY(c.eq(F.pe_pool, 0));
   ANE_TRY(c.eq(F.pe_reciprocal, 0));
+  ANE_TRY(c.eq(F.pe_rsqrt, 0));
+  ANE_TRY(c.eq(F.pe_epsilon, 0));
   ANE_TRY(read_scales(c, pe));
   pe.op = c.get(F.pe_op);
   pe.second = c.get(F.pe_sec_src);
@@ -70,7 +72,6 @@ Status plan_pe_reduce(const Checker& c, TaskPlan& p) {
   PePlan& pe = p.pe;
   ANE_TRY(check_cfg_bits(c));
   ANE_TRY(c.eq(F.pe_sec_src, 0));
-  ANE_TRY(c.eq(F.pe_op, 0));
   ANE_TRY(c.eq(F.pe_cond, 0));
   if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.task_type);
   ANE_TRY(read_scales(c, pe));
@@ -82,13 +83,24 @@ Status plan_pe_reduce(const Checker& c, TaskPlan& p) {
   else
     return c.fail(F.pe_pool);
   pe.reciprocal = c.get(F.pe_reciprocal) != 0;
+  // The sum of squares (OpMode 4) with RSqrt and epsilon: layer_norm's
+  // 1 / sqrt(mean((x - mean)^2) + epsilon); OpMode 0 otherwise.
+  pe.rsqrt = c.get(F.pe_rsqrt) != 0;
+  pe.square = c.get(F.pe_op) == 4;
+  pe.epsilon = static_cast<uint16_t>(c.get(F.pe_epsilon));
+  if (c.get(F.pe_op) != 0 && !(pe.square && pe.rsqrt && pe.reduce == PePlan::Reduce::Sum && !pe.reciprocal))
+    return c.fail_with(F.pe_op, F.pe_rsqrt);
+  if (pe.rsqrt != pe.square) return c.fail_with(F.pe_rsqrt, F.pe_op);
+  if (!pe.rsqrt) ANE_TRY(c.eq(F.pe_epsilon, 0));
+  if (!fp16_finite(pe.epsilon) || (pe.epsilon & 0x8000)) return c.fail(F.pe_epsilon);
   // Every reduction sample has unit element scales.
   ANE_TRY(c.word_eq(F.pe_scale, kUnitScale));
-  ANE_TRY(c.word_eq(F.pe_pre_scale, kUnitScale));
+  ANE_TRY(c.eq(F.pe_pre_scale, 0x3c00));
   if (pe.reciprocal && pe.final_scale != kFp32One) return c.fail_with(F.pe_final_scale, F.pe_reciprocal);
   if (pe.reduce == PePlan::Reduce::Max && pe.final_scale != kFp32One) return c.fail_with(F.pe_final_scale, F.pe_pool);
   p.op = pe.reduce == PePlan::Reduce::Max ? "reduce-max" : pe.final_scale != kFp32One ? "reduce-mean" : "reduce-sum";
   if (pe.reciprocal) p.op += "-reciprocal";
+  if (pe.rsqrt) p.op = "reduce-mean-square-rsqrt";
   return Ok{};
 }
 

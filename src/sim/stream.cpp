@@ -141,7 +141,8 @@ Status result_table(const TaskPlan& p, const LutReading* lut, const Options& opt
 }  // namespace
 
 bool reduce_streamable(const TaskPlan& p, const BoundOperand& a) {
-  return p.engine == Engine::PeReduce && !p.a.retain_l2 && p.a.dims.elements() >= kMinValues && readable(a);
+  return p.engine == Engine::PeReduce && !p.pe.square && !p.a.retain_l2 && p.a.dims.elements() >= kMinValues &&
+         readable(a);
 }
 
 void run_reduce_streamed(const TaskPlan& p, const BoundOperand& a, const Options& opts, bool fp64_sum, double* out) {
