@@ -583,6 +583,44 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
   return true;
 }
 
+// Rule U13: a copy of more than 16 rows into L2, channels innermost (matmul).
+// x's M rows become the channels of each of the K positions, M values 2
+// bytes apart within a channel slot of (M + 8) x 2 bytes (L2's result channel
+// stride: 0x50 for 32 rows, 0x90 for 64), which the convolution reads back
+// with the same stride. The pass marks that packing as U6's writer does:
+// Cfg bit 29 beside ChannelsInner, GroupConvCfg UnicastEn with UnicastCin M /
+// 16, and the OCGSize word log2(M / 16) (h14mv_mask_m64_k256_n256: 0x30220201,
+// 0x44001, 2; env_mm_r2rb_m32_k4096_n2048_tx0_ty1: 0x30230301, 0x24001, 1).
+// layer_norm over C copies [1,64,8,8] so too (h14norm_layer_norm_ax1_1x64x8x8:
+// 0x30244401, UnicastCin 4, OCGSize 2) before reducing the copy. The strides
+// give the layout, and the values do not depend on the marks: the view takes
+// them as that packing (a plain channels-inner copy for H13's planner), only
+// at exactly those values.
+constexpr const char* kRowsCopyNote =
+    "U13: a channels-innermost copy of M > 16 rows (Cfg bit 29, UnicastCin M/16, OCGSize log2(M/16)) taken as a "
+    "plain copy; the L2 strides give its layout";
+
+bool rows_copy_packing(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
+  const RegisterImage& g = t.regs;
+  if (t.generation != Generation::H14) return false;
+  auto h13v = [&](const char* n) { return v.get(*h13().find(n)); };
+  const FieldInfo* cfg = g.database().find("Common.Cfg.TaskType");
+  if (!cfg || !g.written(cfg->address) || (g.word(cfg->address) & 0x30000000u) != 0x30000000u) return false;
+  if (h13v("Common.Cfg.TaskType") != 0 || h13v("NE.MACCfg.OpMode") != 4 || h13v("NE.MACCfg.KernelMode") != 1 ||
+      h13v("L2.ResultCfg.ResultType") != 0 || h13v("Common.GroupConvCfg.UnicastEn") != 1)
+    return false;
+  const uint32_t unicast = h13v("Common.GroupConvCfg.UnicastCin"), ocg_word = 0x1c;  // H14's OCGSize word
+  if (unicast < 2 || !std::has_single_bit(unicast) || h13v("Common.Cin.Cin") != 16 * unicast ||
+      !g.written(ocg_word) || g.word(ocg_word) != static_cast<uint32_t>(std::countr_zero(unicast)))
+    return false;
+  covered[cfg->address] |= 0x20000000u;
+  covered[ocg_word] = 0xffffffffu;
+  v.set(*h13().find("Common.ConvCfg.OCGSize"), 0);
+  v.set(*h13().find("Common.GroupConvCfg.UnicastEn"), 0);
+  v.set(*h13().find("Common.GroupConvCfg.UnicastCin"), 1);
+  return true;
+}
+
 // H15 - H18 write PE.Cfg bits 6-8 all set where H14 and H13 set bit 6
 // (Cond) alone: in every abs record (c64, H15 - H17) and in no other record.
 // Bits 7-8 set with bit 6 are taken as H13's absolute value; any other
@@ -771,6 +809,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   if (Status s = h18_formats(t, v, covered); !s) return s.error();
   abs_bits(t, covered);
   if (one_position_in_l2(program, t, v, covered)) view.notes.push_back(kOnePositionNote);
+  if (rows_copy_packing(t, v, covered)) view.notes.push_back(kRowsCopyNote);
   if (!sixteen.empty()) view.notes.push_back(kSixteenNote);
 
   // Slots from relocation tags; the high word of each base pair must be 0.
