@@ -63,6 +63,8 @@ std::string ne_text(const TaskPlan& p, const RegisterImage& regs, std::span<cons
                                 ne.outputs(), ne.bias ? " +bias" : ""));
   else if (ne.mac == NePlan::Mac::ChannelMax)
     parts.push_back(fmt::format("max over each {} channels", ne.unicast_cin));
+  else if (ne.mac == NePlan::Mac::ChannelSum)
+    parts.push_back(fmt::format("sum of {} channels", ne.unicast_cin));
   else if (ne.mac == NePlan::Mac::ChannelProduct)
     parts.push_back(fmt::format("product of each {} channels", ne.unicast_cin));
   else if (ne.mac == NePlan::Mac::AccumulatePass)

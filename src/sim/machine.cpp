@@ -279,7 +279,9 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
       auto m = ws.floats(p.out.dims.elements(), "the channel groups' results", index);
       if (!m) return m.error();
       const uint64_t channels = uint64_t{p.out.dims.g} * p.out.dims.c, hw = uint64_t{p.out.dims.h} * p.out.dims.w;
-      if (p.ne.mac == NePlan::Mac::ChannelMax)
+      if (p.ne.mac == NePlan::Mac::ChannelSum)
+        ne_channel_sum(src->data(), channels, p.ne.unicast_cin, hw, (*m)->data());
+      else if (p.ne.mac == NePlan::Mac::ChannelMax)
         ne_channel_max(src->data(), channels, p.ne.unicast_cin, hw, (*m)->data());
       else
         ne_channel_product(src->data(), channels, p.ne.unicast_cin, hw, (*m)->data());

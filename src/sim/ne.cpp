@@ -212,6 +212,10 @@ void ne_channel_product(const float* x, uint64_t channels, uint32_t n, uint64_t 
   combine_channel_groups(x, channels, n, hw, y, [](float a, float b) { return a * b; });
 }
 
+void ne_channel_sum(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y) {
+  combine_channel_groups(x, channels, n, hw, y, [](float a, float b) { return a + b; });
+}
+
 Status ne_pass(Buf<float>* x, const TaskPlan& p, const LutReading* lut, const Options& opts, Workspace& ws,
                uint32_t task, Values& out, std::vector<std::string>& notes) {
   out.wide = false;

@@ -34,6 +34,8 @@ void ne_channel_max(const float* x, uint64_t channels, uint32_t n, uint64_t hw, 
 // The product of each n consecutive input channels (MACCfg OpMode 2 with
 // KernelMode 1 and UnicastCin n). fp16 products are exact in fp32 for n = 2.
 void ne_channel_product(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y);
+// y[c] = x[c*n] + ... + x[c*n+n-1] in fp32, in channel order.
+void ne_channel_sum(const float* x, uint64_t channels, uint32_t n, uint64_t hw, float* y);
 
 // Section 6.2: y[oc] = sum_ic w[oc][ic] * x[ic] (+ bias[oc]) at every pixel,
 // then the post stage. x is [Cin][H*W], w is [Cout][Cin], bias null

@@ -95,9 +95,13 @@ struct ConvGeometry {
 struct NePlan {
   // ChannelMax: OpMode 3 without a kernel, output channel c is the maximum
   // of input channels c*N .. c*N+N-1, N = GroupConvCfg.UnicastCin.
-  enum class Mac { Pass, AccumulatePass, Conv, ChannelMax, ChannelProduct } mac = Mac::Pass;
-  // Each output channel combines UnicastCin input channels (max or product).
-  bool over_channel_groups() const { return mac == Mac::ChannelMax || mac == Mac::ChannelProduct; }
+  // ChannelSum: the accumulator of a pass into one output channel sums every
+  // input channel.
+  enum class Mac { Pass, AccumulatePass, Conv, ChannelMax, ChannelProduct, ChannelSum } mac = Mac::Pass;
+  // Each output channel combines UnicastCin input channels (max, product or sum).
+  bool over_channel_groups() const {
+    return mac == Mac::ChannelMax || mac == Mac::ChannelProduct || mac == Mac::ChannelSum;
+  }
   uint32_t unicast_cin = 1;
   uint32_t cin = 0, cout = 0, ocg = 0;  // Common.Cin/Cout: per group
   bool bias = false;              // BiasMode: lane oc starts with the bias (conv)

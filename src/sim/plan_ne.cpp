@@ -44,6 +44,12 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
     return c.fail(F.mac_op);
   else
     return c.fail_with(F.mac_kernel_mode, F.mac_op);
+  // The accumulator of a pass into one output channel sums every input
+  // channel: softmax over C sums its exponentials so before the reciprocal
+  // table (h14norm_softmax_a1_1x64x1x128 task 3: Cin 64, Cout 1, MACCfg
+  // 0x121c08, no UnicastEn; H13's record of that MIL writes the same words).
+  if (ne.mac == NePlan::Mac::AccumulatePass && c.get(F.cout) == 1 && c.get(F.cin) > 1)
+    ne.mac = NePlan::Mac::ChannelSum;
   ANE_TRY(c.eq(F.matrix_bias, 0));
   ANE_TRY(c.eq(F.post_scale_mode, 0));
   ne.nonlinear = c.get(F.nonlinear);
@@ -70,7 +76,11 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
     ANE_TRY(c.eq(F.group_reuse, 0));
   } else {
     p.op = ne.nonlinear == 0 ? "pass" : ne.nonlinear == 1 ? "relu" : "table";
-    if (ne.over_channel_groups()) {
+    if (ne.mac == NePlan::Mac::ChannelSum) {
+      p.op = "channel-sum";
+      ANE_TRY(c.eq_with(F.unicast_en, 0, F.mac_op));
+      ne.unicast_cin = c.get(F.cin);
+    } else if (ne.over_channel_groups()) {
       p.op = ne.mac == NePlan::Mac::ChannelMax ? "channel-max" : "channel-product";
       ANE_TRY(c.eq_with(F.unicast_en, 1, F.mac_op));
       ne.unicast_cin = c.get(F.unicast_cin);
