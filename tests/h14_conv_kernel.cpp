@@ -24,6 +24,16 @@ uint32_t field(const RegisterImage& r, const char* name) {
 
 }  // namespace
 
+oracle::Fixture as_oracle(const packed::Fixture& f) {
+  oracle::Fixture o;
+  o.file = f.file;
+  o.name = f.name;
+  o.family = f.family;
+  o.params = f.params;
+  o.weights = f.weights;
+  return o;
+}
+
 uint32_t h14_conv_value(const RegisterImage& r, const char* name) {
   if (auto v = r.written_value(name)) return *v;
   const std::string_view n = name;

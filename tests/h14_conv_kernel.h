@@ -13,8 +13,14 @@
 #include "ane/program.h"
 #include "conv_reference.h"
 #include "oracle_fixture.h"
+#include "packed_fixture.h"
 
 namespace ane::test {
+
+// The H13 helpers (ConvRecord, rebuild_constants) read parameters and weight
+// formulas from their own fixture type; an H14 record's are the same keys and
+// spellings.
+oracle::Fixture as_oracle(const packed::Fixture& f);
 
 // A register's value by name: the written value, else what H14 records
 // leave unwritten where H13 writes the value of the operation

@@ -35,18 +35,6 @@ namespace {
 
 std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
 
-// The H13 helpers read parameters and weight formulas from their own
-// fixture type; the H14 record's are the same keys and spellings.
-oracle::Fixture as_oracle(const packed::Fixture& f) {
-  oracle::Fixture o;
-  o.file = f.file;
-  o.name = f.name;
-  o.family = f.family;
-  o.params = f.params;
-  o.weights = f.weights;
-  return o;
-}
-
 struct Loaded {
   packed::Fixture fx;
   oracle::ConvRecord conv;
@@ -59,7 +47,7 @@ Loaded load(const std::string& path) {
   EXPECT_TRUE(fx.ok()) << fx.error().str();
   if (!fx) return l;
   l.fx = std::move(*fx);
-  l.conv = oracle::ConvRecord::of(as_oracle(l.fx));
+  l.conv = oracle::ConvRecord::of(test::as_oracle(l.fx));
   auto p = parse_program(packed::assemble_hwx(l.fx), l.fx.file);
   EXPECT_TRUE(p.ok()) << p.error().str();
   if (p) l.program = std::move(*p);
@@ -100,7 +88,7 @@ Packed pack(const Loaded& l) {
   Packed out;
   const oracle::ConvRecord& c = l.conv;
   const uint64_t red = uint64_t{c.cin / c.groups} * c.kh * c.kw;
-  auto k = oracle::rebuild_constants(as_oracle(l.fx), uint64_t{c.cout} * red, c.bias ? c.cout : 0);
+  auto k = oracle::rebuild_constants(test::as_oracle(l.fx), uint64_t{c.cout} * red, c.bias ? c.cout : 0);
   EXPECT_TRUE(k.ok()) << k.error().message;
   if (!k) return out;
   out.constants = *k;

@@ -65,11 +65,7 @@ Matmul load(const std::string& path) {
   c.cout = static_cast<uint32_t>(mm.n);
   c.hin = c.hout = 1;
   c.win = c.wout = static_cast<uint32_t>(mm.m);
-  oracle::Fixture o;
-  o.name = mm.fx.name;
-  o.params = mm.fx.params;
-  o.weights = mm.fx.weights;
-  auto w = oracle::rebuild_constants(o, mm.n * mm.k, 0);
+  auto w = oracle::rebuild_constants(test::as_oracle(mm.fx), mm.n * mm.k, 0);
   EXPECT_TRUE(w.ok()) << w.error().message;
   if (w) mm.weights = std::move(*w);
   return mm;

@@ -81,15 +81,14 @@ std::string pe_text(const TaskPlan& p) {
   std::string expr;
   const std::string a = pe.pre_scale != 0x3c00 ? scale_text(pe.pre_scale) + "a" : "a";
   if (p.engine == Engine::PeReduce) {
-    expr = fmt::format("{} over each H x W plane ({} values)", pe.reduce == PePlan::Reduce::Max ? "max" : "sum",
-                       uint64_t{p.a.dims.h} * p.a.dims.w);
+    const char* what = pe.reduce == PePlan::Reduce::Max ? "max" : pe.square ? "sum of squares" : "sum";
+    expr = fmt::format("{} over each H x W plane ({} values)", what, uint64_t{p.a.dims.h} * p.a.dims.w);
     if (pe.final_scale != 0x3f800000) {
       float f;
       __builtin_memcpy(&f, &pe.final_scale, sizeof f);
       expr += fmt::format(" x{:g}", f);
     }
     if (pe.reciprocal) expr = "1 / (" + expr + ")";
-    if (pe.square) expr.replace(0, 3, "sum of squares");
     if (pe.rsqrt) expr = fmt::format("1 / sqrt({} + {:g})", expr, fp16_to_float(pe.epsilon));
   } else if (pe.second == 0) {
     expr = a;

@@ -609,12 +609,12 @@ bool rows_copy_packing(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
   if (h13v("Common.Cfg.TaskType") != 0 || h13v("NE.MACCfg.OpMode") != 4 || h13v("NE.MACCfg.KernelMode") != 1 ||
       h13v("L2.ResultCfg.ResultType") != 0 || h13v("Common.GroupConvCfg.UnicastEn") != 1)
     return false;
-  const uint32_t unicast = h13v("Common.GroupConvCfg.UnicastCin"), ocg_word = 0x1c;  // H14's OCGSize word
+  // OCGSize: H14's named word, copied to H13's ConvCfg.OCGSize (0 unwritten).
+  const uint32_t unicast = h13v("Common.GroupConvCfg.UnicastCin");
   if (unicast < 2 || !std::has_single_bit(unicast) || h13v("Common.Cin.Cin") != 16 * unicast ||
-      !g.written(ocg_word) || g.word(ocg_word) != static_cast<uint32_t>(std::countr_zero(unicast)))
+      h13v("Common.ConvCfg.OCGSize") != static_cast<uint32_t>(std::countr_zero(unicast)))
     return false;
   covered[cfg->address] |= 0x20000000u;
-  covered[ocg_word] = 0xffffffffu;
   v.set(*h13().find("Common.ConvCfg.OCGSize"), 0);
   v.set(*h13().find("Common.GroupConvCfg.UnicastEn"), 0);
   v.set(*h13().find("Common.GroupConvCfg.UnicastCin"), 1);
