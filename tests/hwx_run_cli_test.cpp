@@ -211,7 +211,7 @@ TEST(HwxRunCli, ErrorsAreOneLineWithStatus2) {
   expect_error(hwx_run(q(relu) + " -i image=" + q(dir.file("none.npy")) + out),
                "hwx-run: " + dir.file("none.npy") + ": cannot open: No such file or directory");
   expect_error(hwx_run(q(relu) + " --option acc=fp16" + out),
-               "hwx-run: --option: unknown value 'fp16' for option acc (choose fp32, fp64, fp32-ordered)");
+               "hwx-run: --option: unknown value 'fp16' for option acc (choose fp32, fp64, fp32-ordered, q15.16)");
 
   // A malformed container: the first 0x100 bytes of relu.hwx.
   Bytes head = test::read_or_die(relu);
@@ -243,7 +243,7 @@ TEST(HwxRunCli, HelpTeachesWithExamples) {
   const Result r = hwx_run("--help");
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("Examples:"), std::string::npos);
-  EXPECT_NE(r.out.find("acc=fp32|fp64|fp32-ordered"), std::string::npos);
+  EXPECT_NE(r.out.find("acc=fp32|fp64|fp32-ordered|q15.16"), std::string::npos);
   EXPECT_NE(r.out.find("A1 pe-minmax"), std::string::npos);
 }
 

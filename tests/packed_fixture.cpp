@@ -178,7 +178,13 @@ std::vector<std::string> malformed_sample() {
 }
 
 std::vector<std::string> operation_fixture_files(const std::string& family) {
-  return oracle::fixture_files((std::filesystem::path(LIBANE_SOURCE_DIR) / "tests/fixtures/oracles/h14" / family).string());
+  std::vector<std::string> out;
+  for (const char* g : {"h14", "h15", "h16", "h17", "h18"}) {
+    const auto dir = std::filesystem::path(LIBANE_SOURCE_DIR) / "tests/fixtures/oracles" / g / family;
+    if (!std::filesystem::is_directory(dir)) continue;
+    for (auto& f : oracle::fixture_files(dir.string())) out.push_back(std::move(f));
+  }
+  return out;
 }
 
 std::string test_name(const std::string& path) {
@@ -274,7 +280,7 @@ std::vector<uint64_t> entries(const Fixture& f) {
   return out;
 }
 
-Bytes assemble_hwx(const Fixture& f, const Bytes* constant) {
+Bytes assemble_hwx(const Fixture& f, const Bytes* constant, const Bytes* kernel) {
   const auto entry = entries(f);
   const uint32_t first = f.first_surface();
   // Surfaces in ascending MIL-name order (the resource order mil-hwx-compiler
@@ -449,6 +455,11 @@ Bytes assemble_hwx(const Fixture& f, const Bytes* constant) {
     std::copy(constant->begin(), constant->end(), out.begin() + static_cast<ptrdiff_t>(const_off));
   }
   if (f.kernel.present) put_fp16(kern_off, f.kernel_fp16, f.kernel.size);
+  if (kernel) {
+    if (!f.kernel.present || kernel->size() != f.kernel.size)
+      throw std::invalid_argument(f.name + ": kernel bytes without a kernel section of that size");
+    std::copy(kernel->begin(), kernel->end(), out.begin() + static_cast<ptrdiff_t>(kern_off));
+  }
   return out;
 }
 

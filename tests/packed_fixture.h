@@ -110,7 +110,8 @@ std::vector<uint64_t> entries(const Fixture& f);
 // descriptors), the rest from a layout of our own that no reader may rely on
 // (segment flags, buffer names, LC_IDENT text, no symbol table).
 // `constant`, when given, is the __const section's bytes (the record's size):
-// what a test rebuilt from the record's weight formula.
-Bytes assemble_hwx(const Fixture& f, const Bytes* constant = nullptr);
+// what a test rebuilt from the record's weight formula; `kernel` likewise
+// the __kern_0 section's (H16+).
+Bytes assemble_hwx(const Fixture& f, const Bytes* constant = nullptr, const Bytes* kernel = nullptr);
 
 }  // namespace ane::packed

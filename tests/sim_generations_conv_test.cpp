@@ -25,7 +25,7 @@
 #include "ane/sha256.h"
 #include "ane/sim.h"
 #include "conv_reference.h"
-#include "h14_conv_kernel.h"
+#include "packed_conv_kernel.h"
 #include "oracle_fixture.h"
 #include "packed_fixture.h"
 #include "support.h"
@@ -61,16 +61,16 @@ TEST_P(H14Conv, RegistersDecodeToTheRecordsParameters) {
   ASSERT_FALSE(l.program.tasks.empty());
   EXPECT_EQ(l.fx.target, "h14");
   const oracle::ConvRecord& c = l.conv;
-  const auto convs = test::h14_conv_tasks(l.program);
+  const auto convs = test::packed_conv_tasks(l.program);
   ASSERT_FALSE(convs.empty());
   uint32_t couts = 0;
   for (const Task* t : convs) {
     const RegisterImage& r = t->regs;
     SCOPED_TRACE("task " + std::to_string(t->index));
-    couts += test::expect_conv_task_matches(c, test::h14_conv_reader(r), convs.size() == 1);
+    couts += test::expect_conv_task_matches(c, test::packed_conv_reader(r), convs.size() == 1);
     // The compiler's OCGSize rule (hwx-build's, from H13's records) gives H14's word.
-    EXPECT_EQ(compiler_conv_ocg(test::h14_conv_value(r, "Common.Cout.Cout"), c.depthwise(), c.hin, c.win),
-              test::h14_conv_value(r, "Common.OCGCfg.OCGSize"));
+    EXPECT_EQ(compiler_conv_ocg(test::packed_conv_value(r, "Common.Cout.Cout"), c.depthwise(), c.hin, c.win),
+              test::packed_conv_value(r, "Common.OCGCfg.OCGSize"));
   }
   EXPECT_EQ(couts, c.cout);
 }
@@ -92,7 +92,7 @@ Packed pack(const Loaded& l) {
   EXPECT_TRUE(k.ok()) << k.error().message;
   if (!k) return out;
   out.constants = *k;
-  auto section = test::pack_h14_section(l.program, c, *k, l.fx.constant.size, l.fx.name);
+  auto section = test::pack_conv_section(l.program, c, *k, l.fx.constant.size, l.fx.name);
   out.section = std::move(section.section);
   out.refusal = std::move(section.refusal);
   return out;

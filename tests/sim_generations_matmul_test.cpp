@@ -1,12 +1,14 @@
-// H14 matmuls from Apple's compiler (mil-hwx-compiler research/oracles/h14:
-// the base campaign's matmul_m1_k256_n256_ty1 and every third h14mv_ probe,
-// whose weights carry known patterns; tests/fixtures/oracles/h14/matmul,
-// README there). Apple runs `product = matmul(x, w, transpose_y = true)` as
-// two tasks: a pass that lays x's rows channels innermost in L2, then a 1x1
-// convolution with K input and N output channels over the M rows, written
-// channels innermost. For every record:
+// Matmuls from Apple's compiler (mil-hwx-compiler research/oracles/h14 -
+// h18: on H14 the base campaign's matmul_m1_k256_n256_ty1, every third
+// h14mv_ probe, whose weights carry known patterns, and an env_mm_ sample;
+// on H15 - H18 a sample of the base campaign; tests/fixtures/oracles/h1x/
+// matmul, README there). Apple runs `product = matmul(x, w, transpose_y =
+// true)` as two tasks on every generation: a pass that lays x's rows
+// channels innermost in L2, then a 1x1 convolution with K input and N output
+// channels over the M rows, written channels innermost. For every record:
 //  * H13's convolution packing of the weights the record's formula gives
-//    (the blob header quirk included) hashes to its constant section;
+//    (the blob header quirk included) hashes to its kernel section (H14 -
+//    H15: __const; H16+: __kern_0);
 //  * the simulator runs it on random inputs and agrees with the product in
 //    double, within the fp32-accumulation tolerance of the conv records; or
 //    refuses it by name.
@@ -21,7 +23,7 @@
 #include "ane/program.h"
 #include "ane/sha256.h"
 #include "ane/sim.h"
-#include "h14_conv_kernel.h"
+#include "packed_conv_kernel.h"
 #include "oracle_fixture.h"
 #include "packed_fixture.h"
 #include "support.h"
@@ -71,18 +73,27 @@ Matmul load(const std::string& path) {
   return mm;
 }
 
-class H14Matmul : public ::testing::TestWithParam<std::string> {};
+// H16+ keep the weights in __kern_0, H14 - H15 in __const.
+const packed::Section& kernel_section(const packed::Fixture& f) { return f.kernel.present ? f.kernel : f.constant; }
 
-TEST_P(H14Matmul, H13sConvolutionPackingOfTheWeightsHashesToTheRecord) {
-  const Matmul mm = load(GetParam());
-  if (runtime_weights(mm.fx)) return;  // no constant weights
-  ASSERT_EQ(test::h14_conv_tasks(mm.program).size(), 1u);
-  const auto s = test::pack_h14_section(mm.program, mm.conv, mm.weights, mm.fx.constant.size, mm.fx.name);
-  ASSERT_TRUE(s.section) << s.refusal;
-  EXPECT_EQ(sha256_hex(*s.section), mm.fx.constant.sha256) << "H13's packing differs from Apple's H14 bytes";
+Expected<Program> with_weights(const packed::Fixture& f, const Bytes& section) {
+  return parse_program(f.kernel.present ? packed::assemble_hwx(f, nullptr, &section) : packed::assemble_hwx(f, &section),
+                       f.file);
 }
 
-TEST_P(H14Matmul, SimulatorRunsTheProductOrRefusesByName) {
+class GenerationMatmul : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GenerationMatmul, H13sConvolutionPackingOfTheWeightsHashesToTheRecord) {
+  const Matmul mm = load(GetParam());
+  if (runtime_weights(mm.fx)) return;  // no constant weights
+  ASSERT_EQ(test::packed_conv_tasks(mm.program).size(), 1u);
+  const packed::Section& k = kernel_section(mm.fx);
+  const auto s = test::pack_conv_section(mm.program, mm.conv, mm.weights, k.size, mm.fx.name);
+  ASSERT_TRUE(s.section) << s.refusal;
+  EXPECT_EQ(sha256_hex(*s.section), k.sha256) << "H13's packing differs from Apple's bytes";
+}
+
+TEST_P(GenerationMatmul, SimulatorRunsTheProductOrRefusesByName) {
   const Matmul mm = load(GetParam());
   if (runtime_weights(mm.fx)) {
     auto s = sim::Simulator::create(mm.program);
@@ -92,9 +103,9 @@ TEST_P(H14Matmul, SimulatorRunsTheProductOrRefusesByName) {
     std::cout << "[ refused  ] " << mm.fx.name << ": " << st.error().message << "\n";
     return;
   }
-  const auto s = test::pack_h14_section(mm.program, mm.conv, mm.weights, mm.fx.constant.size, mm.fx.name);
+  const auto s = test::pack_conv_section(mm.program, mm.conv, mm.weights, kernel_section(mm.fx).size, mm.fx.name);
   ASSERT_TRUE(s.section) << s.refusal;
-  auto program = parse_program(packed::assemble_hwx(mm.fx, &*s.section), mm.fx.file);
+  auto program = with_weights(mm.fx, *s.section);
   ASSERT_TRUE(program.ok()) << program.error().str();
   ASSERT_FALSE(mm.fx.tensors.empty());
   sim::Tensor x;
@@ -106,28 +117,35 @@ TEST_P(H14Matmul, SimulatorRunsTheProductOrRefusesByName) {
   auto run = test::run_one_input(*program, x);
   ASSERT_TRUE(run.ok()) << run.error().str();
   ASSERT_EQ(run->data.size(), mm.m * mm.n);
-  // y[m][n] = sum over k of x[m][k] w[n][k]: fp32 accumulation of K fp16
-  // products (each exact in fp32) errs by at most K 2^-24 sum |w x|; the
-  // rounding to fp16 adds half an ulp.
+  // y[m][n] = sum over k of x[m][k] w[n][k]. H14 - H15 (acc=fp32): fp32
+  // accumulation of K fp16 products (each exact in fp32) errs by at most
+  // K 2^-24 sum |w x|. H16 - H18 (acc=q15.16): each product is rounded to
+  // 2^-16 (at most 2^-17 off) where its operands' exponents add to -16 or
+  // more, else dropped (|w x| off); the sums are exact (far below 32768).
+  // The rounding to fp16 adds half an ulp.
+  const bool fixed = program->generation >= Generation::H16;
+  auto exponent = [](double v) { return std::max(std::ilogb(v), -14); };  // subnormals: -14
   double worst = 0;
   for (uint64_t r = 0; r < mm.m; ++r)
     for (uint64_t col = 0; col < mm.n; ++col) {
-      double want = 0, mag = 0;
+      double want = 0, mag = 0, fixed_bound = 0;
       for (uint64_t i = 0; i < mm.k; ++i) {
-        const double p = double(fp16_to_float(x.data[r * mm.k + i])) * fp16_to_float(mm.weights.weights[col * mm.k + i]);
+        const double a = fp16_to_float(x.data[r * mm.k + i]), b = fp16_to_float(mm.weights.weights[col * mm.k + i]);
+        const double p = a * b;
         want += p;
         mag += std::fabs(p);
+        if (p != 0) fixed_bound += exponent(a) + exponent(b) >= -16 ? 0x1p-17 : std::fabs(p);
       }
       const double got = fp16_to_float(run->data[r * mm.n + col]);
       const double ulp = std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(want), 0x1p-14)), -14) - 10);
-      const double bound = double(mm.k) * 0x1p-24 * mag + ulp / 2;
+      const double bound = (fixed ? fixed_bound : double(mm.k) * 0x1p-24 * mag) + ulp / 2;
       worst = std::max(worst, std::fabs(got - want) / bound);
       ASSERT_LE(std::fabs(got - want), bound) << mm.fx.name << " y[" << r << "][" << col << "]";
     }
   std::cout << "[ ran      ] " << mm.fx.name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, H14Matmul, ::testing::ValuesIn(packed::operation_fixture_files("matmul")), name_of);
+INSTANTIATE_TEST_SUITE_P(Records, GenerationMatmul, ::testing::ValuesIn(packed::operation_fixture_files("matmul")), name_of);
 
 }  // namespace
 }  // namespace ane

@@ -57,11 +57,9 @@ bool expected_to_run(const packed::Fixture& f) {
   // table; on H18 log2 x into L2, the planar engine's product in its place,
   // then the exp2 table.
   // H18's pow over [1,C,1,1] lays the product's channels along W (OutChannelsW)
-  // in tasks whose Cfg scheduling word (0x30222200) has no established meaning.
-  if (f.family == "binary_runtime" && op->second == "pow") {
-    const auto s = shape_of(f.params.at("shape"));
-    return f.tasks.size() == 3 && (s[2] * s[3] > 1 || f.target != "h18");
-  }
+  // with Cfg 0x30222200: ChannelsInner (bit 28), named on H16 - H18 from
+  // the matmul records.
+  if (f.family == "binary_runtime" && op->second == "pow") return f.tasks.size() == 3;
   if (f.tasks.size() != 1 && f.family == "binary_runtime") return false;
   if (f.family == "binary_runtime") return kBinary.count(op->second);
   // A scalar constant folds into the task (PE bias or scale, or an NE clamp);

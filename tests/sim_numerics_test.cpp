@@ -81,7 +81,7 @@ TEST(SimOptions, UnknownSettingsAreOneLineErrors) {
   sim::Options o;
   auto e = sim::apply_option(o, "acc=fp16");
   ASSERT_FALSE(e.ok());
-  EXPECT_EQ(e.error().str(), "unknown value 'fp16' for option acc (choose fp32, fp64, fp32-ordered)");
+  EXPECT_EQ(e.error().str(), "unknown value 'fp16' for option acc (choose fp32, fp64, fp32-ordered, q15.16)");
   e = sim::apply_option(o, "A5");
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().str().find("unknown option 'A5'"), std::string::npos);

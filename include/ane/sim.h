@@ -53,8 +53,11 @@ struct Numerics {
   // Fp32: one sgemm, sums in the BLAS's order (fast; bits may differ between
   // BLAS builds). Fp32Ordered: section 9's model to the letter, each output
   // adds its products one by one in input-channel order (slower, the same
-  // bits on every host). Fp64: one dgemm.
-  enum class Accumulator { Fp32, Fp64, Fp32Ordered } accumulator = Accumulator::Fp32;
+  // bits on every host). Fp64: one dgemm. FixedQ16: the Q15.16 fixed-point
+  // accumulator measured on M4 and M6 (751K/Apple-Neural-Engine-
+  // Microarchitecture-Study-M6 notes/numerics.md). ByGeneration: Fp32 on
+  // H13 - H15, FixedQ16 on H16 - H18; resolved by for_generation().
+  enum class Accumulator { ByGeneration, Fp32, Fp64, Fp32Ordered, FixedQ16 } accumulator = Accumulator::ByGeneration;
   enum class Products { Exact, Fp16 } products = Products::Exact;
   enum class BiasPoint { InAccumulator, AfterRound } bias = BiasPoint::InAccumulator;
   enum class Overflow { Inf, Saturate } overflow = Overflow::Inf;

@@ -21,6 +21,18 @@ template <typename Acc>
 void mac_ordered(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
                  bool round_products, Acc* y);
 
+// acc=q15.16, the MAC M4 and M6 were measured to have (751K/Apple-Neural-
+// Engine-Microarchitecture-Study-M6 notes/numerics.md, identical on both):
+// a fixed-point accumulator of 16 fraction bits that starts at the bias
+// (rounded half away from zero to 2^-16) and adds each product in input-
+// channel order, rounded half away from zero to 2^-16 where the operands'
+// exponents add to -16 or more and dropped whole below; once its magnitude
+// reaches 32768 the sum is an infinity of that sign for good. Exponent 31
+// decodes as an ordinary exponent (infinity 2^16). The sums are exact in
+// fp64: y holds them.
+void mac_fixed_q16(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+                   double* y);
+
 // The vector code the ordered paths run: the widest the CPU has (Best), or
 // one named (tests check that every one gives the same bits). Returns false,
 // changing nothing, when the CPU lacks it. Not thread-safe: tests only.

@@ -240,14 +240,15 @@ Status ne_conv(const Buf<float>& x, const Buf<float>& w, const float* bias, cons
   const uint64_t outs = p.outputs() * hw;
   const bool in_acc = bias && n.bias == Numerics::BiasPoint::InAccumulator;
   const float* bias_in_acc = in_acc ? bias : nullptr;
-  const bool fp64 = n.accumulator == Numerics::Accumulator::Fp64;
-  if (red > 1) notes.push_back(setting_note(n, "acc"));
-  notes.push_back(setting_note(n, "products"));
+  const bool fixed = n.accumulator == Numerics::Accumulator::FixedQ16;
+  const bool fp64 = n.accumulator == Numerics::Accumulator::Fp64 || fixed;  // both give fp64 sums
+  if (red > 1 || fixed) notes.push_back(setting_note(n, "acc"));
+  if (!fixed) notes.push_back(setting_note(n, "products"));  // q15.16 rounds products its own way
   if (bias) notes.push_back(setting_note(n, "bias"));
 
   const bool ordered = n.accumulator == Numerics::Accumulator::Fp32Ordered;
   const bool round_products = n.products == Numerics::Products::Fp16;
-  const bool dgemm = fp64 && !round_products;
+  const bool dgemm = fp64 && !round_products && !fixed;
   // A window to gather first unless every output reads one input pixel.
   Buf<float>* col = nullptr;
   if (!p.conv.pointwise()) {
@@ -284,7 +285,9 @@ Status ne_conv(const Buf<float>& x, const Buf<float>& w, const float* bias, cons
     const float* wg = w.data() + uint64_t{g} * gout * red;
     const float* bg = bias_in_acc ? bias_in_acc + uint64_t{g} * gout : nullptr;
     const uint64_t at = uint64_t{g} * gout * hw;
-    if (dgemm)
+    if (fixed)
+      mac_fixed_q16(xg, wg, bg, gout, red, hw, yd->data() + at);
+    else if (dgemm)
       mac_dgemm(xg, wg, bg, gout, red, hw, xd->data(), wd->data(), yd->data() + at);
     else if (fp64)
       mac_ordered(xg, wg, bg, gout, red, hw, true, yd->data() + at);

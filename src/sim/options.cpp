@@ -27,14 +27,19 @@ struct Setting {
 const std::vector<Setting>& settings() {
   using N = Numerics;
   static const std::vector<Setting> table = {
+      // fp32 on H13 - H15, q15.16 on H16 - H18 unless set (Numerics::Accumulator).
       {"acc",
        {{"fp32", [](N& n) { n.accumulator = N::Accumulator::Fp32; }},
         {"fp64", [](N& n) { n.accumulator = N::Accumulator::Fp64; }},
-        {"fp32-ordered", [](N& n) { n.accumulator = N::Accumulator::Fp32Ordered; }}},
+        {"fp32-ordered", [](N& n) { n.accumulator = N::Accumulator::Fp32Ordered; }},
+        {"q15.16", [](N& n) { n.accumulator = N::Accumulator::FixedQ16; }}},
        [](const N& n) {
-         return std::string(n.accumulator == N::Accumulator::Fp32   ? "fp32"
-                            : n.accumulator == N::Accumulator::Fp64 ? "fp64"
-                                                                     : "fp32-ordered");
+         switch (n.accumulator) {
+           case N::Accumulator::Fp64: return std::string("fp64");
+           case N::Accumulator::Fp32Ordered: return std::string("fp32-ordered");
+           case N::Accumulator::FixedQ16: return std::string("q15.16");
+           default: return std::string("fp32");
+         }
        }},
       {"products",
        {{"exact", [](N& n) { n.products = N::Products::Exact; }},
@@ -158,6 +163,9 @@ namespace ane::sim {
 Options Options::for_generation(Generation g) const {
   Options o = *this;
   o.generation = g;
+  const bool m4_on = g == Generation::H16 || g == Generation::H17 || g == Generation::H18;
+  if (o.numerics.accumulator == Numerics::Accumulator::ByGeneration)
+    o.numerics.accumulator = m4_on ? Numerics::Accumulator::FixedQ16 : Numerics::Accumulator::Fp32;
   if (o.numerics.round == Numerics::Round::ByGeneration)
     o.numerics.round = g == Generation::H16 || g == Generation::H17 || g == Generation::H18
                            ? Numerics::Round::HalfAway

@@ -131,7 +131,7 @@ constexpr Binding kBindings[] = {
 // on the values computed. Bits in `any` may hold anything (their role is
 // known: cache hints, scheduling, task identity); the rest must equal
 // `fixed`, the value every record shows, where the meaning is unknown.
-enum class Layouts : uint8_t { H14_15, H16_18, H18, All };
+enum class Layouts : uint8_t { H14_15, H16_18, H17_18, H18, All };
 struct Harmless {
   Block block;
   uint32_t offset;  // from the block base
@@ -156,19 +156,22 @@ constexpr Harmless kHarmless[] = {
     {Block::TileDMADst, 0x24, Layouts::H14_15, 0, 0xdead, "unknown, 0xdead in every H14 record"},
     // Common: H13's Unk0002C slot (0x34 in element-wise records), the task
     // identity, and Cfg's scheduling bits (ShPref .. AccDoubleBufEn on H13,
-    // traced there too); OCGSize's word (docs/generations.md), 0 as in H13's
-    // passes.
+    // traced there too).
     {Block::Common, 0x30, Layouts::H14_15, kAll, 0, "H13's Unk0002C, traced there too"},
     {Block::Common, 0x3c, Layouts::H14_15, kAll, 0, "TaskInfo (task identity)"},
     {Block::Common, 0x38, Layouts::H14_15, 0x07ffff00, 0, "Cfg's scheduling bits, traced on H13 too"},
-    {Block::Common, 0x1c, Layouts::H14_15, 0, 0, "OCGSize, 0 as in H13's passes"},
     {Block::Common, 0x44, Layouts::H16_18, kAll, 0, "H13's Unk0002C, traced there too"},
     {Block::Common, 0x3c, Layouts::H16_18, 0x07ffff00, 0, "Cfg's scheduling bits, traced on H13 too"},
-    {Block::Common, 0x40, Layouts::H16_18, 0, 0, "unknown, 0 in every record that writes it"},
     {Block::NE, 0x04, Layouts::H16_18, 0, 0x2000, "MACCfg bit 13, set in every H16 neural-engine record"},
     {Block::Common, 0x4c, Layouts::H16_18, kAll, 0, "TaskInfo (task identity)"},
     // H14's KernelCfg sets bit 16 in every table activation (not on H13).
     {Block::NE, 0x00, Layouts::All, 0, 0x10000, "KernelCfg bit 16, set in every H14 and H16 table activation"},
+    // The matmul's convolution: H17 writes KernelCfg 0x10000082 where H16
+    // leaves H13's 0x82 unwritten (U8); H18 the same at 64 rows and MACCfg
+    // bit 27 instead at 1 - 8 rows. The kernel sections are the same bytes
+    // on H15 - H18 (matmul_m{1,64}_k512_n1024_ty1, matmul_m1_k256_n256_ty1).
+    {Block::NE, 0x00, Layouts::H17_18, 0, 0x10000000, "KernelCfg bit 28, set in every H17 matmul convolution"},
+    {Block::NE, 0x04, Layouts::H18, 0, 0x08002000, "MACCfg bits 13 and 27, an H18 matmul convolution of 1 - 8 rows"},
     // H18's two words before the source bases and one before the result's,
     // tagged like the DMA-config words; 0 in every H18 record.
     {Block::TileDMASrc, 0x10, Layouts::H18, 0, 0, "tagged like the DMA-config words, 0 in every record"},
@@ -180,11 +183,15 @@ constexpr Harmless kHarmless[] = {
 
 bool h16_layout(Generation g) { return g == Generation::H16 || g == Generation::H17 || g == Generation::H18; }
 
-const Harmless* harmless(Generation g, Block b, uint32_t offset) {
+// The entry that accounts for `rest`, the bits of a written word no named
+// field covers; nullptr where none does.
+const Harmless* harmless(Generation g, Block b, uint32_t offset, uint32_t rest) {
   const Layouts mine = h16_layout(g) ? Layouts::H16_18 : Layouts::H14_15;
   for (const Harmless& h : kHarmless)
     if (h.block == b && h.offset == offset &&
-        (h.on == Layouts::All || h.on == mine || (h.on == Layouts::H18 && g == Generation::H18)))
+        (h.on == Layouts::All || h.on == mine || (h.on == Layouts::H18 && g == Generation::H18) ||
+         (h.on == Layouts::H17_18 && (g == Generation::H17 || g == Generation::H18))) &&
+        (rest & ~h.any) == h.fixed)
       return &h;
   return nullptr;
 }
@@ -208,14 +215,16 @@ const RegisterStream* record_writing(const Task& t, uint32_t address) {
 }
 
 // Numerics per generation, named in every trace: H13's where no public
-// measurement says otherwise; M4's reported rounding on H16 - H18 (the
-// round option's "by generation" default, Options::for_generation).
+// measurement says otherwise; M4's measured rounding and fixed-point
+// accumulator on H16 - H18 (the round and acc options' "by generation"
+// defaults, Options::for_generation).
 std::string numerics_note(Generation g) {
   if (g == Generation::H14)
     return "H14 numerics: H13's (round to nearest even); M2 Pro shares M1's crop clamp (sbryngelson/ANEForge#137), "
            "no other public measurement";
   if (g == Generation::H15) return "H15 numerics: no public measurement; H13's (round to nearest even) used";
-  return fmt::format("{} numerics: results rounded ties away from zero unless --option round=rne (M4, "
+  return fmt::format("{} numerics: results rounded ties away from zero unless --option round=rne, neural-engine "
+                     "sums in the Q15.16 fixed-point accumulator unless --option acc=fp32 (M4, "
                      "751K/Apple-Neural-Engine-Microarchitecture-Study-M6 notes/numerics.md); otherwise H13's",
                      generation_name(g));
 }
@@ -229,6 +238,15 @@ std::string numerics_note(Generation g) {
 // reduction over H reads the [1,128,16,16] tensor as 16 channels, leaves Cin
 // so and runs to its reference only with 16.
 constexpr const char* kSixteenNote = "U2: Cin and Cout unwritten, 16 (their reset value)";
+
+// Rule U14: on H16 - H18, whose widths have words of their own, Win and
+// Wout unwritten mean 256. matmul_m1_k256_n256_ty1 (H16, H17, H18) leaves
+// both unwritten in its copy of x's 256 values, where the same program of
+// 512 columns writes 0x200 there; every other record writes its widths (1,
+// 2, 8, 16, 224, 512), and the product comes out right only with 256, its
+// reset value as 16 is Cin's (U2).
+constexpr uint32_t kUnwrittenWidth = 256;
+constexpr const char* kWidthNote = "U14: Win and Wout unwritten, 256 (their reset value on H16 - H18)";
 
 // Rule U3: a task that leaves TaskType unwritten but writes the neural
 // engine's words and no planar-engine word is a neural-engine task (type 0):
@@ -279,8 +297,8 @@ bool keeps_result_in_l2(const Task& t) {
     if (!b || b->id != Block::TileDMADst) continue;
     // A word every record writes at one value (H14's 0xdead, softmax's sum
     // of exponentials kept in L2) does not program a write.
-    const Harmless* h = harmless(t.generation, b->id, address - b->base);
-    if (!h || h->any != 0 || value != h->fixed) return false;
+    const Harmless* h = harmless(t.generation, b->id, address - b->base, value);
+    if (!h || h->any != 0) return false;
   }
   return true;
 }
@@ -415,10 +433,20 @@ constexpr const char* kOcgNote = "U9: OCGSize unwritten in a convolution, 3 (8-c
 constexpr uint32_t kUnwrittenLaneSize = 0x40;
 constexpr const char* kLaneSizeNote = "U10: a kernel lane's size, unwritten, is 64 bytes";
 
+// H15 - H18 move the block to 0x5500 and each word after the first 8 bytes
+// further up (matmul_m1_k512_n1024_ty1 on each: lanes 0x5520.., offsets
+// 0x5564.. stepping 0x2000, sizes 0x55a0.., the relocated pair 0x5510).
 struct ConvKernelDma {
+  Generation generation;
   uint32_t first, base, high, lane_cfg, lane_offset, lane_size;
 };
-constexpr ConvKernelDma kH14ConvKernelDma = {0x1900, 0x1908, 0x190c, 0x1918, 0x1958, 0x1998};
+constexpr ConvKernelDma kConvKernelDma[] = {
+    {Generation::H14, 0x1900, 0x1908, 0x190c, 0x1918, 0x1958, 0x1998},
+    {Generation::H15, 0x5500, 0x5510, 0x5514, 0x5520, 0x5560, 0x55a0},
+    {Generation::H16, 0x5500, 0x5510, 0x5514, 0x5520, 0x5560, 0x55a0},
+    {Generation::H17, 0x5500, 0x5510, 0x5514, 0x5520, 0x5560, 0x55a0},
+    {Generation::H18, 0x5500, 0x5510, 0x5514, 0x5520, 0x5560, 0x55a0},
+};
 
 Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered,
                        std::vector<std::string>& notes) {
@@ -427,9 +455,11 @@ Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
   auto refuse = [&](const std::string& why) {
     return unsupported_in(fmt::format("{} convolution kernel DMA: {}", gname, why), t.index);
   };
-  if (t.generation != Generation::H14)
-    return refuse("not mapped on this generation (no convolution record of it)");
-  const ConvKernelDma& d = kH14ConvKernelDma;
+  const ConvKernelDma* found = nullptr;
+  for (const ConvKernelDma& k : kConvKernelDma)
+    if (k.generation == t.generation) found = &k;
+  if (!found) return refuse("not mapped on this generation");
+  const ConvKernelDma& d = *found;
   const uint32_t first = g.word(d.first);
   const bool sparse = v.get(*h13().find("NE.KernelCfg.SparseFmt")) != 0;
   if (!g.written(d.first) || (first & ~0xf03e0u) != 0 || (first & 0xf0000u) == 0 ||
@@ -602,7 +632,6 @@ constexpr const char* kRowsCopyNote =
 
 bool rows_copy_packing(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
   const RegisterImage& g = t.regs;
-  if (t.generation != Generation::H14) return false;
   auto h13v = [&](const char* n) { return v.get(*h13().find(n)); };
   const FieldInfo* cfg = g.database().find("Common.Cfg.TaskType");
   if (!cfg || !g.written(cfg->address) || (g.word(cfg->address) & 0x30000000u) != 0x30000000u) return false;
@@ -719,6 +748,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   const char* gname = generation_name(gen);
   PackedView view{RegisterImage(h13()), {}, {}};
   std::vector<const char*> sixteen;  // Cin / Cout taken as 16 (U2)
+  std::vector<const char*> widths;   // Win / Wout taken as 256 (U14)
   RegisterImage& v = view.h13;
 
   // Bits of each written word the view takes over; the rest must be harmless.
@@ -731,6 +761,11 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     if (g.field_written(*f)) continue;
     if (std::string_view(name) == "Common.Cin.Cin" || std::string_view(name) == "Common.Cout.Cout") {
       sixteen.push_back(name);
+      continue;
+    }
+    if ((std::string_view(name) == "Common.InDim.Win" || std::string_view(name) == "Common.OutDim.Wout") &&
+        h16_layout(gen)) {
+      widths.push_back(name);
       continue;
     }
     if (std::string_view(name) == "Common.Cfg.TaskType" && programs_ne_alone(t)) {
@@ -805,12 +840,14 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
 
   if (!reset.empty()) view.notes.push_back(fmt::format("{} (earlier: {})", kResetNote, fmt::join(reset, ", ")));
   for (const char* name : sixteen) v.set(*h13().find(name), 16);
+  for (const char* name : widths) v.set(*h13().find(name), kUnwrittenWidth);
   if (Status s = fp32_scales(t, v, covered); !s) return s.error();
   if (Status s = h18_formats(t, v, covered); !s) return s.error();
   abs_bits(t, covered);
   if (one_position_in_l2(program, t, v, covered)) view.notes.push_back(kOnePositionNote);
   if (rows_copy_packing(t, v, covered)) view.notes.push_back(kRowsCopyNote);
   if (!sixteen.empty()) view.notes.push_back(kSixteenNote);
+  if (!widths.empty()) view.notes.push_back(kWidthNote);
 
   // Slots from relocation tags; the high word of each base pair must be 0.
   for (const Binding& b : kBindings) {
@@ -898,8 +935,8 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       view.traced.push_back(word_name(gdb, address, value));
       continue;
     }
-    const Harmless* h = harmless(gen, b->id, address - b->base);
-    if (!h || (rest & ~h->any) != h->fixed)
+    const Harmless* h = harmless(gen, b->id, address - b->base, rest);
+    if (!h)
       return unsupported_in(word_name(gdb, address, value) + " (its meaning on " + gname + " is not established)",
                             t.index);
     view.traced.push_back(word_name(gdb, address, value));

@@ -97,7 +97,8 @@ Status detail::MachineState::check_range(int k, uint64_t begin, uint64_t end, co
       fmt::format("task {}: {} [{:#x}, {:#x}) beyond slot {} (size {:#x})", task, what, begin, end, k, size));
 }
 
-Machine::Machine(Options opts) : state_(std::make_unique<State>()) { state_->opts = opts; }
+// "By generation" settings resolve for the generation the options name.
+Machine::Machine(Options opts) : state_(std::make_unique<State>()) { state_->opts = opts.for_generation(opts.generation); }
 Machine::~Machine() = default;
 Machine::Machine(Machine&&) noexcept = default;
 Machine& Machine::operator=(Machine&&) noexcept = default;

@@ -1,7 +1,7 @@
-// H14's convolution tasks as the H13 packer sees them: the registers by H13
-// name (with what H14 records leave unwritten), and the constant section
-// H13's packing of a record's weights gives at the lane offsets H14's kernel
-// DMA words name. Shared by the H14 convolution and matmul record tests.
+// H14 - H18 convolution tasks as the H13 packer sees them: the registers by
+// H13 name (with what the records leave unwritten), and the kernel section
+// H13's packing of a record's weights gives at the lane offsets the kernel
+// DMA words name. Shared by the H14 convolution and the matmul record tests.
 #pragma once
 
 #include <cstdint>
@@ -26,22 +26,22 @@ oracle::Fixture as_oracle(const packed::Fixture& f);
 // leave unwritten where H13 writes the value of the operation
 // (docs/simulator.md): a 1x1 window at stride 1 (U1), 16 channels (U2),
 // OCGSize 3 (U9); any other field reads 0.
-uint32_t h14_conv_value(const RegisterImage& r, const char* name);
+uint32_t packed_conv_value(const RegisterImage& r, const char* name);
 
 // The registers by H13 name: H14 keeps OCGSize in a word of its own.
-ConvFieldReader h14_conv_reader(const RegisterImage& r);
+ConvFieldReader packed_conv_reader(const RegisterImage& r);
 
 // The tasks that convolve: MACCfg written with OpMode 0 and KernelMode 0.
-std::vector<const Task*> h14_conv_tasks(const Program& p);
+std::vector<const Task*> packed_conv_tasks(const Program& p);
 
 // The constant section (`size` bytes) H13's packing of `k` gives, each conv
 // task's lanes where its H14 words point; or the packer's refusal. Checks
 // (gtest) that the enabled lanes and their sizes are the packer's.
-struct H14Section {
+struct ConvSection {
   std::optional<Bytes> section;
   std::string refusal;
 };
-H14Section pack_h14_section(const Program& p, const oracle::ConvRecord& c, const oracle::Constants& k,
+ConvSection pack_conv_section(const Program& p, const oracle::ConvRecord& c, const oracle::Constants& k,
                             uint64_t size, const std::string& name);
 
 }  // namespace ane::test

@@ -1,5 +1,5 @@
-// H14 convolution tasks seen by H13's packer (h14_conv_kernel.h).
-#include "h14_conv_kernel.h"
+// H14 convolution tasks seen by H13's packer (packed_conv_kernel.h).
+#include "packed_conv_kernel.h"
 
 #include <algorithm>
 #include <string_view>
@@ -12,12 +12,22 @@ namespace ane::test {
 
 namespace {
 
-// H14's kernel DMA words (no H14 names yet): lane i's config, offset and
-// size, and the base the offsets add to.
-constexpr uint32_t kLaneCfg = 0x1918, kLaneOffset = 0x1958, kLaneSize = 0x1998, kKernelBase = 0x1908;
+// The kernel DMA words (no names in the tables yet): lane i's config,
+// offset and size, and the base the offsets add to. H15 - H18 keep the
+// block at 0x5500, each word after the first 8 bytes further up.
+struct KernelDmaWords {
+  uint32_t lane_cfg, lane_offset, lane_size, base;
+};
+KernelDmaWords kernel_dma_words(Generation g) {
+  if (g == Generation::H14) return {0x1918, 0x1958, 0x1998, 0x1908};
+  return {0x5520, 0x5560, 0x55a0, 0x5510};
+}
 
 uint32_t field(const RegisterImage& r, const char* name) {
   const FieldInfo* f = r.database().find(name);
+  // H15 - H18 name no convolution window or padding fields: their records
+  // with a kernel are 1x1 matmuls, no padding (U1).
+  if (!f && r.database().generation() != Generation::H14) return 0;
   EXPECT_NE(f, nullptr) << name;
   return f ? r.get(*f) : 0;
 }
@@ -34,7 +44,7 @@ oracle::Fixture as_oracle(const packed::Fixture& f) {
   return o;
 }
 
-uint32_t h14_conv_value(const RegisterImage& r, const char* name) {
+uint32_t packed_conv_value(const RegisterImage& r, const char* name) {
   if (auto v = r.written_value(name)) return *v;
   const std::string_view n = name;
   if (n == "Common.ConvCfg.Kw" || n == "Common.ConvCfg.Kh" || n == "Common.ConvCfg.Sx" || n == "Common.ConvCfg.Sy" ||
@@ -45,13 +55,13 @@ uint32_t h14_conv_value(const RegisterImage& r, const char* name) {
   return field(r, name);
 }
 
-ConvFieldReader h14_conv_reader(const RegisterImage& r) {
+ConvFieldReader packed_conv_reader(const RegisterImage& r) {
   return [&r](const char* n) {
-    return h14_conv_value(r, std::string_view(n) == "Common.ConvCfg.OCGSize" ? "Common.OCGCfg.OCGSize" : n);
+    return packed_conv_value(r, std::string_view(n) == "Common.ConvCfg.OCGSize" ? "Common.OCGCfg.OCGSize" : n);
   };
 }
 
-std::vector<const Task*> h14_conv_tasks(const Program& p) {
+std::vector<const Task*> packed_conv_tasks(const Program& p) {
   std::vector<const Task*> out;
   for (const Task& t : p.tasks) {
     const FieldInfo* op = t.regs.database().find("NE.MACCfg.OpMode");
@@ -60,20 +70,21 @@ std::vector<const Task*> h14_conv_tasks(const Program& p) {
   return out;
 }
 
-H14Section pack_h14_section(const Program& program, const oracle::ConvRecord& c, const oracle::Constants& k,
+ConvSection pack_conv_section(const Program& program, const oracle::ConvRecord& c, const oracle::Constants& k,
                             uint64_t size, const std::string& name) {
-  H14Section out;
+  ConvSection out;
   Bytes section(size, 0);
-  for (const Task* t : h14_conv_tasks(program)) {
+  for (const Task* t : packed_conv_tasks(program)) {
     const RegisterImage& r = t->regs;
     SCOPED_TRACE(name + " task " + std::to_string(t->index));
     // H14's zero-skipping form groups the masks of 16 slots (the stride-2
     // records' hashes; H13's 8 gives none of them).
-    auto p = pack_task_weights(k, c, h14_conv_reader(r), 16);
+    auto p = pack_task_weights(k, c, packed_conv_reader(r), 16);
     if (!p) {
       out.refusal = p.error().message;
       return out;
     }
+    const auto [kLaneCfg, kLaneOffset, kLaneSize, kKernelBase] = kernel_dma_words(t->generation);
     const uint64_t base = r.word(kKernelBase);
     for (int lane = 0; lane < kKernelLanes; ++lane) {
       const bool en = r.written(kLaneCfg + 4 * lane) && (r.word(kLaneCfg + 4 * lane) & 1);
