@@ -139,7 +139,10 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
       {"pass", field("PE.Cfg.SecSrc", 2), unsupported("PE.Cfg=0x80000 in an NE task")},
       {"pass", field("Header[8].ENE", 0), unsupported("Common.Cfg.TaskType=0 with Header[8].ENE=0")},
       {"pe", field("Header[8].ENE", 1), unsupported("Common.Cfg.TaskType=3 with Header[8].ENE=1")},
-      {"pe", field("Common.Cfg.TaskType", 4), unsupported("Common.Cfg.TaskType=4 with Header[8].ENE=0")},
+      {"pe", field("Common.Cfg.TaskType", 7), unsupported("Common.Cfg.TaskType=7 with Header[8].ENE=0")},
+      // TaskType 4 only as layer_norm's (a - b) * c: a - b (PE.Cfg 0xc0000) with the second source in L2.
+      {"pe", field("Common.Cfg.TaskType", 4), unsupported("PE.Cfg.OpMode=0 with Common.Cfg.TaskType=4")},
+      {"pe", field("Common.Cfg.TaskType", 6), unsupported("PE.Cfg.OpMode=0")},  // not 0x92010
       // SourceType 1: through tile DMA, the tensor also kept in L2 (records); no
       // record sets it on the second source.
       {"pass", field("L2.SourceCfg.SourceType", 1), ""},

@@ -81,7 +81,10 @@ std::string pe_text(const TaskPlan& p) {
   std::string expr;
   const std::string a = pe.pre_scale != 0x3c00 ? scale_text(pe.pre_scale) + "a" : "a";
   if (p.engine == Engine::PeReduce) {
-    const char* what = pe.reduce == PePlan::Reduce::Max ? "max" : pe.square ? "sum of squares" : "sum";
+    const char* what = pe.reduce == PePlan::Reduce::Max ? "max"
+                       : pe.second != 0                  ? "sum of (a - b)^2"
+                       : pe.square                       ? "sum of squares"
+                                                         : "sum";
     expr = fmt::format("{} over each H x W plane ({} values)", what, uint64_t{p.a.dims.h} * p.a.dims.w);
     if (pe.final_scale != 0x3f800000) {
       float f;
@@ -96,6 +99,7 @@ std::string pe_text(const TaskPlan& p) {
     static const char* const kOps[] = {"{} + {}", "{} * {}", "max({}, {})", "min({}, {})"};
     expr = fmt::format(fmt::runtime(kOps[pe.op]), a, pe.second == 3 ? "(-b)" : "b");
     if (pe.second == 3 && pe.op == 0) expr = a + " - b";
+    if (pe.times_c) expr = "(" + expr + ") * c";
   }
   if (pe.scale != 0x3c00) expr = scale_text(pe.scale) + "(" + expr + ")";
   if (pe.bias) expr += " + " + scale_text(pe.bias);
@@ -148,6 +152,7 @@ std::string describe_task(const Program& program, const Task& task, const Option
   const std::string what = p.engine == Engine::Ne ? ne_text(p, *regs, kernel, task.index) : pe_text(p);
   std::string from = "a " + operand_text(p.a);
   if (p.b.from != Operand::From::None) from += ", b " + operand_text(p.b);
+  if (p.c.from != Operand::From::None) from += ", c " + operand_text(p.c);
   if (p.engine == Engine::Ne) from = operand_text(p.a);
   return fmt::format("{}: {}, fp16 {} -> {}, {} -> {}", label, what, dims_text(p.a.dims),
                      dims_text(p.out.dims), from, destination_text(p.out));

@@ -133,9 +133,14 @@ Expected<L2View> L2Store::across_results(uint64_t address, const Operand& op, co
 Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* what, uint32_t task) const {
   if (op.channels_w) {
     // The values of a result laid with its channels along W, one per
-    // channel in channel order: a reduction's with OutChannelsW.
+    // channel in channel order: a reduction's with OutChannelsW, or a single
+    // row of one channel, whose W values lie so (layer_norm over C of
+    // [1,C,1,1] normalizes x as one row in place, and its last task reads
+    // the row back as C channels).
     const auto it = results_.find(address);
-    if (it == results_.end() || !it->second.channels_inner || it->second.dims.elements() != op.stored().elements())
+    const auto one_row = [](const Dims& d) { return d.g == 1 && d.c == 1 && d.h == 1; };
+    if (it == results_.end() || !(it->second.channels_inner || one_row(it->second.dims)) ||
+        it->second.dims.elements() != op.stored().elements())
       return make_error(fmt::format("unsupported: the {} reads L2 at {:#x} as channels laid along W (Broadcast "
                                     "ChannelsW), where no earlier result of as many values was laid so, in task {}",
                                     what, address, task));

@@ -120,11 +120,16 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   // Every DMA and L2 read is checked before anything is computed or written.
   auto a = bind_operand(st, p.a, "first source", index, record);
   if (!a) return a.error();
-  std::optional<BoundOperand> b;
+  std::optional<BoundOperand> b, c;
   if (p.b.from != Operand::From::None) {
     auto bb = bind_operand(st, p.b, "second source", index, record);
     if (!bb) return bb.error();
     b = *bb;
+  }
+  if (p.c.from != Operand::From::None) {
+    auto cc = bind_operand(st, p.c, "second source's next row", index, record);
+    if (!cc) return cc.error();
+    c = *cc;
   }
   Lanes lanes;
   if (p.ne.kernel_slot >= 0) {
@@ -153,7 +158,7 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   Workspace ws(st);
   // The streamed paths round to nearest even in bulk.
   const bool bulk_rounding = opts.numerics.round != Numerics::Round::HalfAway;
-  if (!trace && bulk_rounding && streamable(p, *a, b ? &*b : nullptr, dst)) {
+  if (!trace && bulk_rounding && !c && streamable(p, *a, b ? &*b : nullptr, dst)) {
     const LutReading* table = lut ? &*lut : nullptr;
     if (dst) return run_streamed(p, *a, b ? &*b : nullptr, table, opts, ws, index, dst, nullptr);
     if (Status s = ws.reserve(2 * p.out.dims.elements(), "the result kept in L2", index); !s) return s;
@@ -259,15 +264,28 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     }
     // In place: each result needs only its own operands, and the plan makes
     // an element-wise result the shape of its first operand (check_no_window).
-    pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, (*x)->data(), (*x)->size(), opts.numerics.round);
+    if (c) {
+      auto m = ws.floats(p.c.dims.elements(), "the second source's next row", index);
+      if (!m) return m.error();
+      gather(*c, (*m)->data(), ftz, count, subnormal_inputs);
+      pe_normalize((*x)->data(), bv->data(), (*m)->data(), (*x)->data(), (*x)->size(), opts.numerics.round);
+    } else {
+      pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, (*x)->data(), (*x)->size(), opts.numerics.round);
+    }
     y.wide = false;
     y.f = *x;
   } else if (p.engine == Engine::PeReduce) {
     auto out = ws.doubles(p.out.dims.elements(), "the reduction result", index);
     if (!out) return out.error();
     // Squares of fp16 values are exact in fp32 (22 significant bits).
-    if (p.pe.square)
+    if (b) {
+      auto m = ws.floats(p.b.dims.elements(), "the second source", index);
+      if (!m) return m.error();
+      gather(*b, (*m)->data(), ftz, count, subnormal_inputs);
+      pe_square_difference((*x)->data(), (*m)->data(), (*x)->size());
+    } else if (p.pe.square) {
       for (float& v : **x) v *= v;
+    }
     pe_reduce(p.pe, (*x)->data(), p.a.dims, fp64_sum, (*out)->data());
     if (p.pe.reduce == PePlan::Reduce::Sum && p.a.dims.w > 1)
       rec.notes.push_back(fp64_sum ? "acc=fp64" : "reduce sums in fp32, W order");

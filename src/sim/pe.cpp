@@ -160,6 +160,17 @@ void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out
   }
 }
 
+void pe_normalize(const float* a, const float* b, const float* c, float* out, size_t n, Numerics::Round round) {
+  for (size_t i = 0; i < n; ++i) out[i] = fp16_proxy((double(a[i]) - b[i]) * c[i], round);
+}
+
+void pe_square_difference(float* a, const float* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const double d = double(a[i]) - b[i];
+    a[i] = static_cast<float>(d * d);
+  }
+}
+
 void pe_reduce(const PePlan& pe, const float* a, const Dims& in, bool fp64_sum, double* out) {
   const uint64_t planes = uint64_t{in.g} * in.c, n = uint64_t{in.h} * in.w;
   const double final_scale = fp32_bits(pe.final_scale), epsilon = fp16_to_float(pe.epsilon);

@@ -128,16 +128,20 @@ struct PePlan {
   // Reductions over W.
   enum class Reduce { Sum, Max } reduce = Reduce::Sum;
   bool reciprocal = false;
-  // layer_norm's variance: the sum of squares (OpMode 4), then
-  // 1 / sqrt(FinalScale sum + epsilon) (RSqrt; epsilon fp16).
+  // layer_norm's variance: the sum of squares (OpMode 4) of a, or of a - b
+  // (TaskType 6), then 1 / sqrt(FinalScale sum + epsilon) (RSqrt; epsilon fp16).
   bool square = false, rsqrt = false;
   uint16_t epsilon = 0;
+  // TaskType 4, layer_norm's last step: (a - b) * c, c the second source's
+  // next row (TaskPlan::c).
+  bool times_c = false;
 };
 
 struct TaskPlan {
   Engine engine = Engine::Ne;
   std::string op;       // trace name: "pass", "relu", "table", "conv", "add", "reduce-max", ...
   Operand a, b;         // b: the second operand (PE), else From::None
+  Operand c;            // TaskType 4: the multiplier, one row past b in L2
   Destination out;
   NePlan ne;
   PePlan pe;

@@ -22,7 +22,8 @@ Status check_cfg_bits(const Checker& c) {
   const uint32_t w = c.word(F.pe_op);
   if (w & ~known) return unsupported(register_value(*F.pe_op, w), c.task());
   ANE_TRY(c.eq(F.pe_relu, 0));
-  ANE_TRY(c.eq(F.pe_first_src, 0));
+  // FirstSrc is set only with TaskType 6 (layer_norm's variance, 0x92010).
+  if (c.get(F.task_type) != 6) ANE_TRY(c.eq(F.pe_first_src, 0));
   return Ok{};
 }
 
@@ -52,8 +53,14 @@ Status plan_pe(const Checker& c, TaskPlan& p) {
   pe.op = c.get(F.pe_op);
   pe.second = c.get(F.pe_sec_src);
   pe.abs = c.get(F.pe_cond) != 0;
-  const bool two = c.get(F.task_type) == 3;
+  // TaskType 4: layer_norm's (x - mean) * rstd, the one form every record
+  // shows (PE.Cfg 0xc0000: a + (-b), unit scales).
+  pe.times_c = c.get(F.task_type) == 4;
+  const bool two = c.get(F.task_type) == 3 || pe.times_c;
   if (pe.second == 1 || (two != (pe.second != 0))) return c.fail_with(F.pe_sec_src, F.task_type);
+  if (pe.times_c && (pe.second != 3 || c.get(F.pe_op) != 0 || pe.abs || pe.pre_scale != kFp16One ||
+                     pe.scale != kFp16One || pe.bias != 0))
+    return c.fail_with(F.pe_op, F.task_type);
   if (pe.op > 3) return c.fail(F.pe_op);
   // One operand and a - b are seen only with OpMode add.
   if (pe.second != 2 && pe.op != 0) return c.fail_with(F.pe_op, F.pe_sec_src);
@@ -64,6 +71,7 @@ Status plan_pe(const Checker& c, TaskPlan& p) {
     return c.fail_with(F.pe_cond, F.pe_scale);
   static const char* const kOps[] = {"add", "mul", "max", "min"};
   p.op = pe.second == 0 ? (pe.abs ? "abs" : "affine") : pe.second == 3 ? "sub" : kOps[pe.op];
+  if (pe.times_c) p.op = "normalize";
   return Ok{};
 }
 
@@ -71,9 +79,18 @@ Status plan_pe_reduce(const Checker& c, TaskPlan& p) {
   const Fields& F = fields();
   PePlan& pe = p.pe;
   ANE_TRY(check_cfg_bits(c));
-  ANE_TRY(c.eq(F.pe_sec_src, 0));
+  // TaskType 6 reduces (a - b)^2, b the first source (the mean, repeated)
+  // and a the second: every record writes PE.Cfg 0x92010 there (OpMode 4,
+  // RSqrt, FirstSrc, SecSrc 2), the variance of layer_norm.
+  const bool two = c.get(F.task_type) == 6;
+  if (two) {
+    ANE_TRY(c.word_eq(F.pe_op, 0x92010));
+    pe.second = 2;
+  } else {
+    ANE_TRY(c.eq(F.pe_sec_src, 0));
+    if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.task_type);
+  }
   ANE_TRY(c.eq(F.pe_cond, 0));
-  if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.task_type);
   ANE_TRY(read_scales(c, pe));
   const uint32_t pool = c.get(F.pe_pool);
   if (pool == 0)
@@ -100,7 +117,7 @@ Status plan_pe_reduce(const Checker& c, TaskPlan& p) {
   if (pe.reduce == PePlan::Reduce::Max && pe.final_scale != kFp32One) return c.fail_with(F.pe_final_scale, F.pe_pool);
   p.op = pe.reduce == PePlan::Reduce::Max ? "reduce-max" : pe.final_scale != kFp32One ? "reduce-mean" : "reduce-sum";
   if (pe.reciprocal) p.op += "-reciprocal";
-  if (pe.rsqrt) p.op = "reduce-mean-square-rsqrt";
+  if (pe.rsqrt) p.op = two ? "reduce-mean-square-difference-rsqrt" : "reduce-mean-square-rsqrt";
   return Ok{};
 }
 

@@ -48,7 +48,10 @@ constexpr uint32_t kTensorFmt = 0x01002031;    // FmtMode 1, Truncate 3, MemFmt 
 constexpr uint32_t kSrc2Fmt = 0x00002030;      // second-source format word of every PE task
 constexpr uint32_t kDstZeroPadBits = 0x00300000;
 constexpr uint32_t kViaDma = 2;                // L2 Source/ResultType: through tile DMA
-constexpr uint32_t kTaskNe = 0, kTaskPeOne = 2, kTaskPeTwo = 3, kTaskPeReduce = 5;
+// TaskTypes 4 and 6: layer_norm's normalization and its variance
+// (docs/simulator.md, "layer_norm on H14").
+constexpr uint32_t kTaskNe = 0, kTaskPeOne = 2, kTaskPeTwo = 3, kTaskPeNormalize = 4, kTaskPeReduce = 5,
+                   kTaskPeReduceTwo = 6;
 
 bool in_l2(uint32_t type) { return type == 0 || type == 3; }
 
@@ -211,6 +214,26 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
   return Ok{};
 }
 
+// TaskType 4 reads two values per row of its second source, kept in L2 by
+// the two tasks before it: b (the mean) at Source2Base and c (1 / sqrt of
+// the variance) one Source2RowStride further, each repeated along W (every
+// record: one value per row, no Src2W bit) and as the broadcast bits say.
+// One channel reads the same laid along W or not (Src2ChannelsW).
+Status plan_normalize_operands(const Checker& c, TaskPlan& p) {
+  const Fields& F = fields();
+  Operand& b = p.b;
+  if (b.from != Operand::From::L2 || b.broadcast_w) return c.fail_with(F.src2_type, F.task_type);
+  b.broadcast_w = true;
+  if (b.channels_w && b.stored().c == 1) b.channels_w = false;
+  if (b.channels_w) return c.fail_with(F.bcast_src1_w, F.task_type);
+  const uint64_t row = uint64_t{c.get(F.l2_src2_row_stride)} << 4;
+  if (row == 0) return c.fail_with(F.l2_src2_row_stride, F.task_type);
+  p.c = b;
+  p.c.l2 = b.l2 + row;
+  b.l2_row = p.c.l2_row = 0;
+  return Ok{};
+}
+
 // The result: out through tile DMA (ResultType 2, to WBase) or kept in L2
 // (ResultType 0 or 3, TileDMADst off; eiln norm sets WBE there too).
 Status plan_destination(const Checker& c, const Dims& dims, bool channels_inner, Destination& out) {
@@ -277,9 +300,9 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
   const uint32_t type = c.get(F.task_type), ene = c.get(F.ene);
   if (type == kTaskNe && ene > 0) {
     p.engine = Engine::Ne;
-  } else if ((type == kTaskPeOne || type == kTaskPeTwo) && ene == 0) {
+  } else if ((type == kTaskPeOne || type == kTaskPeTwo || type == kTaskPeNormalize) && ene == 0) {
     p.engine = Engine::Pe;
-  } else if (type == kTaskPeReduce && ene == 0) {
+  } else if ((type == kTaskPeReduce || type == kTaskPeReduceTwo) && ene == 0) {
     p.engine = Engine::PeReduce;
   } else {
     return c.fail_with(F.task_type, F.ene);
@@ -318,10 +341,11 @@ Expected<TaskPlan> plan_task(const RegisterImage& regs, const Options& opts, uin
   const Generation g = opts.generation;
   const bool dma_broadcast = g == Generation::H15 || g == Generation::H16 || g == Generation::H17 || g == Generation::H18;
   ANE_TRY(plan_operand(c, in, first_operand(), p.a, dma_broadcast));
-  if (p.engine == Engine::Pe) {
+  if (p.engine == Engine::Pe || (p.engine == Engine::PeReduce && p.pe.second != 0)) {
     if (p.pe.second != 0) ANE_TRY(plan_operand(c, in, second_operand(), p.b, dma_broadcast));
     else if (c.get(F.rbe1)) return c.fail_with(F.rbe1, F.pe_sec_src);
   }
+  if (p.pe.times_c) ANE_TRY(plan_normalize_operands(c, p));
   // Transposed results: ChannelsInner on a neural-engine pass, OutChannelsW
   // on a reduction (the only tasks Apple's records set them on).
   const bool inner_cfg = c.get(F.channels_inner) != 0, inner_bcast = c.get(F.out_channels_w) != 0;
