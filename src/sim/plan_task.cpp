@@ -176,6 +176,11 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
     ANE_TRY(c.eq_with(F.src_en, 1, f.type));
     if (f.in_fmt) ANE_TRY(c.eq(f.in_fmt, 2));
     ANE_TRY(c.word_eq(f.fmt_first, f.fmt));
+    // A repeat along an axis of extent 1 is none (softmax over the C of
+    // [1,1,1,W] on H14 sets Src2C on its tile-DMA source of one channel).
+    if (dims.w == 1) op.broadcast_w = false;
+    if (dims.h == 1) op.broadcast_h = false;
+    if (dims.c == 1) op.broadcast_c = false;
     // H16 reads a broadcast operand through tile DMA at its own size and
     // repeats it (dma_broadcast); H13 only repeats results kept in L2.
     if (op.broadcasts() && (!dma_broadcast || retain))
