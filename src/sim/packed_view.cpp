@@ -798,7 +798,13 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   // engine task, and the L2 layout of a source or result that goes through
   // tile DMA (H13's planner reads those only for a tensor kept in L2).
   auto via_dma = [&](const char* type) { return g.written_value(h13_type_name(gen, type)) == 2u; };
-  const bool result_dma = via_dma("L2.ResultCfg.ResultType"), source_dma = via_dma("L2.SourceCfg.SourceType"),
+  // ResultType 1 goes out through tile DMA too where the result is laid
+  // transposed (H13's planner, plan_destination: OutChannelsW, ChannelsInner).
+  const bool transposed = g.written_value("Common.Broadcast.OutChannelsW").value_or(0) != 0 ||
+                          g.written_value("Common.Cfg.ChannelsInner").value_or(0) != 0;
+  const bool result_dma = via_dma("L2.ResultCfg.ResultType") ||
+                          (transposed && g.written_value("L2.ResultCfg.ResultType") == 1u),
+             source_dma = via_dma("L2.SourceCfg.SourceType"),
              source2_dma = via_dma("L2.SourceCfg.Source2Type");
   // A row stride over one row has no effect.
   auto one_row = [&](const char* dim) { return g.written_value(dim) == 1u; };
