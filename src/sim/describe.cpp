@@ -22,6 +22,7 @@ std::string dims_text(const Dims& d) {
 
 std::string operand_text(const Operand& op) {
   std::string axes;
+  if (op.broadcast_g) axes += "G";
   if (op.broadcast_c) axes += "C";
   if (op.broadcast_h) axes += "H";
   if (op.broadcast_w) axes += "W";

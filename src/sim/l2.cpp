@@ -46,12 +46,12 @@ bool for_each_read(uint64_t address, const Operand& op, Fn fn) {
   const Dims& d = op.dims;
   // A broadcast axis repeats its one stored element: its stride is 0.
   const uint64_t channel = op.broadcast_c ? 0 : op.l2_channel, row = op.broadcast_h ? 0 : op.l2_row,
-                 column = op.broadcast_w ? 0 : 2;
+                 column = op.broadcast_w ? 0 : 2, group = op.broadcast_g ? 0 : op.l2_group;
   for (uint64_t g = 0; g < d.g; ++g)
     for (uint64_t c = 0; c < d.c; ++c)
       for (uint64_t h = 0; h < d.h; ++h)
         for (uint64_t w = 0; w < d.w; ++w)
-          if (!fn(address + g * op.l2_group + h * row + c * channel + w * column)) return false;
+          if (!fn(address + g * group + h * row + c * channel + w * column)) return false;
   return true;
 }
 

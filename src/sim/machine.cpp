@@ -49,7 +49,8 @@ void repeat_broadcast(const Operand& op, const Dims& s, uint64_t first, float* o
   for (uint64_t g = 0; g < d.g; ++g)
     for (uint64_t c = 0; c < d.c; ++c)
       for (uint64_t h = 0; h < d.h; ++h) {
-        const uint64_t row = ((g * s.c + first + (op.broadcast_c ? 0 : c)) * s.h + (op.broadcast_h ? 0 : h)) * s.w;
+        const uint64_t row =
+            (((op.broadcast_g ? 0 : g) * s.c + first + (op.broadcast_c ? 0 : c)) * s.h + (op.broadcast_h ? 0 : h)) * s.w;
         for (uint64_t w = 0; w < d.w; ++w) *out++ = read(row + (op.broadcast_w ? 0 : w));
       }
 }

@@ -687,9 +687,11 @@ Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
 // +0x18 and +0x44 (0x4818, 0x4844). H14's L2 block is H13's at the same
 // slots, and its records write those words with H13's values for the same
 // MIL (h14norm_reduce_max_ax2_1x32x4x4 task 1: 0x10 and 0x200, as H13's):
-// the view copies them. A second source in L2 over groups (H14's batch
-// broadcasts repeat one copy) has a stride of its own H13's planner does not
-// read: refused, as is a stride left unwritten.
+// the view copies them. A stride left unwritten is refused. A second source
+// in L2 over groups has no group stride in H13's table: the planner reads
+// one group's tensor for every group (H14's batch broadcasts keep one
+// [1,C,1,1] copy for [N,C,H,W]), and L2 refuses the read unless the result
+// there holds exactly one group.
 constexpr const char* kL2GroupNote = "U11: L2 group strides at H13's slots (0x518, 0x544)";
 
 // Rule U12: each task starts from the reset values. A register a task leaves
@@ -704,8 +706,8 @@ constexpr const char* kL2GroupNote = "U11: L2 group strides at H13's slots (0x51
 // computes softmax to fp16 precision only when they are back at reset.
 constexpr const char* kResetNote = "U12: registers left unwritten hold their reset values, not an earlier task's";
 
-Status l2_group_strides(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered, uint32_t type,
-                        bool source_dma, bool result_dma, std::vector<std::string>& notes) {
+Status l2_group_strides(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered, bool source_dma,
+                        bool result_dma, std::vector<std::string>& notes) {
   const uint32_t groups = v.get(*h13().find("Common.GroupConvCfg.NumGroups"));
   auto refuse = [&] {
     return unsupported_in(fmt::format("{} {} groups over a tensor kept in L2 (the L2 group stride is not "
@@ -713,8 +715,7 @@ Status l2_group_strides(const Task& t, RegisterImage& v, std::map<uint32_t, uint
                                       generation_name(t.generation), groups),
                           t.index);
   };
-  const bool source2_in_l2 = type == 3 && v.get(*h13().find("L2.SourceCfg.Source2Type")) != 2;
-  if (t.generation != Generation::H14 || source2_in_l2) return refuse();
+  if (t.generation != Generation::H14) return refuse();
   const RegisterImage& g = t.regs;
   struct Stride {
     bool in_l2;
@@ -923,7 +924,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   // Groups over a tensor kept in L2 step by the L2 group stride, a word H13
   // leaves unnamed (H14's batch broadcasts repeat one copy across groups).
   if (!dma_only && v.get(*h13().find("Common.GroupConvCfg.NumGroups")) > 1)
-    if (Status s = l2_group_strides(t, v, covered, type, source_dma, result_dma, view.notes); !s) return s.error();
+    if (Status s = l2_group_strides(t, v, covered, source_dma, result_dma, view.notes); !s) return s.error();
 
   for (const auto& [address, bits] : covered) {
     const uint32_t value = g.word(address), rest = value & ~bits;

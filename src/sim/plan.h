@@ -57,14 +57,17 @@ struct Operand {
   // SourceType 1: read through tile DMA and also left in L2 at `l2` (with
   // the l2_* strides) for later tasks (Apple's input-channel tiling).
   bool retain_l2 = false;
-  // An L2 result with extent 1 along these axes, repeated to fill `dims`.
-  bool broadcast_w = false, broadcast_h = false, broadcast_c = false;
-  bool broadcasts() const { return broadcast_w || broadcast_h || broadcast_c; }
+  // An L2 result with extent 1 along these axes, repeated to fill `dims`
+  // (broadcast_g: one group's tensor for every group).
+  bool broadcast_w = false, broadcast_h = false, broadcast_c = false, broadcast_g = false;
+  bool broadcasts() const { return broadcast_w || broadcast_h || broadcast_c || broadcast_g; }
   // From::L2: a result laid with its channels along W (OutChannelsW), read
   // as one value per channel (Broadcast.Src1ChannelsW / Src2ChannelsW).
   bool channels_w = false;
   // The dims of the values the operand actually holds.
-  Dims stored() const { return {dims.g, broadcast_c ? 1 : dims.c, broadcast_h ? 1 : dims.h, broadcast_w ? 1 : dims.w}; }
+  Dims stored() const {
+    return {broadcast_g ? 1 : dims.g, broadcast_c ? 1 : dims.c, broadcast_h ? 1 : dims.h, broadcast_w ? 1 : dims.w};
+  }
 };
 
 // Where the result goes.

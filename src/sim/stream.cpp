@@ -57,7 +57,7 @@ void read_run(const BoundOperand& b, const Run& run, uint16_t* out) {
   }
   // As machine.cpp's gather: broadcast axes repeat, a slice starts at its first channel.
   const Dims s = b.l2.slice ? b.l2.result->dims : op.stored();
-  const uint64_t row = ((at.g * s.c + b.l2.first_channel + (op.broadcast_c ? 0 : at.c)) * s.h +
+  const uint64_t row = (((op.broadcast_g ? 0 : at.g) * s.c + b.l2.first_channel + (op.broadcast_c ? 0 : at.c)) * s.h +
                         (op.broadcast_h ? 0 : at.h)) *
                        s.w;
   const uint16_t* data = b.l2.result->data.data();
