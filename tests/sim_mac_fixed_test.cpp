@@ -65,6 +65,10 @@ TEST(MacFixedQ16, TheBiasStartsTheAccumulator) {
   EXPECT_EQ(mac({1}, {0}, &tiny), std::ldexp(1, -16));
   EXPECT_EQ(mac({1}, {0}, &tinier), 0);
   EXPECT_EQ(mac({1}, {std::ldexp(1, -17)}, &tiny), 2 * std::ldexp(1, -16));  // each rounded to one unit
+  // A bias of 32768 or more in magnitude (infinity included) overflows at once.
+  const float big = 32768, minus_inf = -HUGE_VALF;
+  EXPECT_EQ(mac({1}, {-1}, &big), inf);
+  EXPECT_EQ(mac({1}, {1}, &minus_inf), -inf);
 }
 
 TEST(MacFixedQ16, ExponentThirtyOneDecodesAsAnOrdinaryExponent) {

@@ -41,7 +41,7 @@ inline int64_t product_units(const Decoded& a, const Decoded& b) {
   if (a.e + b.e < -16) return 0;
   const int64_t p = int64_t{a.m} * b.m;  // the value is p 2^(ea + eb - 20)
   const int s = a.e + b.e - 4;            // units: p 2^s
-  if (s >= 0) return p << s;
+  if (s >= 0) return p * (int64_t{1} << s);
   const int64_t mag = (p < 0 ? -p : p), half = int64_t{1} << (-s - 1);
   const int64_t r = (mag + half) >> (-s);
   return p < 0 ? -r : r;
@@ -56,20 +56,23 @@ void mac_fixed_q16(const float* x, const float* w, const float* bias, uint32_t c
   std::vector<int64_t> acc(hw);
   std::vector<int8_t> overflowed(hw);  // sticky: +1 or -1 once |acc| reached 32768
   for (uint32_t oc = 0; oc < cout; ++oc) {
-    // The bias starts the accumulator, rounded half away from zero to 2^-16.
-    const int64_t start = bias ? std::llround(std::ldexp(double(bias[oc]), 16)) : 0;
+    // The bias starts the accumulator, rounded half away from zero to 2^-16
+    // (an infinite or NaN bias decodes as 2^16 or more: overflowed at once).
+    const double b = bias ? double(bias[oc]) : 0.0;
+    const bool big = !std::isfinite(b) || std::fabs(b) >= 32768.0;
+    const int64_t start = big ? 0 : std::llround(std::ldexp(b, 16));
+    const int8_t start_sign = big ? (std::signbit(b) ? int8_t{-1} : int8_t{1}) : int8_t{0};
     std::fill(acc.begin(), acc.end(), start);
-    std::fill(overflowed.begin(), overflowed.end(), int8_t{0});
-    for (uint64_t p = 0; p < hw; ++p)
-      if (start >= kLimit || start <= -kLimit) overflowed[p] = start > 0 ? 1 : -1;
+    std::fill(overflowed.begin(), overflowed.end(), start_sign);
     for (uint32_t ic = 0; ic < cin; ++ic) {
       const Decoded wd = decode(w[uint64_t{oc} * cin + ic]);
       if (wd.m == 0) continue;
       const Decoded* xr = xd.data() + uint64_t{ic} * hw;
       for (uint64_t p = 0; p < hw; ++p) {
+        if (overflowed[p]) continue;  // sticky; and the sum stays within int64
         const int64_t a = acc[p] + product_units(wd, xr[p]);
         acc[p] = a;
-        if ((a >= kLimit || a <= -kLimit) && !overflowed[p]) overflowed[p] = a > 0 ? 1 : -1;
+        if (a >= kLimit || a <= -kLimit) overflowed[p] = a > 0 ? 1 : -1;
       }
     }
     double* yr = y + uint64_t{oc} * hw;
