@@ -254,13 +254,15 @@ Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, u
     head[38] = 0x0080;
     // The H14 matvec probes' payloads (research/mint_h14_matvec_probes.py),
     // a [columns, reduction] matrix row-major: "index" fp16(j + 1) at element
-    // j, "mask" 0x3001 | ((31 row + 7 column) mod 512) << 1, "zero" 0.
+    // j, "mask" 0x3001 | ((31 row + 7 column) mod 512) << 1, "zero" 0,
+    // "onehotL" 0x3555 at file halfword L (payload element L - 64), 0 elsewhere.
     const std::string pattern = value.rfind("probe_pattern_", 0) == 0 ? value.substr(14) : "";
     const uint64_t reduction = pattern.empty() ? 0 : f.param_u64("reduction");
     auto payload_element = [&](uint64_t j) -> uint16_t {
       if (pattern == "index") return float_to_fp16(static_cast<float>(j + 1));
       if (pattern == "mask") return static_cast<uint16_t>(0x3001 | (((j / reduction) * 31 + (j % reduction) * 7) & 0x1ff) << 1);
       if (pattern == "zero") return 0;
+      if (pattern.rfind("onehot", 0) == 0) return j + 64 == std::stoull(pattern.substr(6)) ? 0x3555 : 0;
       return value == "distinct" ? 0x3801 : 0x3800;
     };
     auto element = [&](uint64_t i) { return i < 64 ? head[i] : payload_element(i - 64); };
