@@ -159,7 +159,7 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   Workspace ws(st);
   // The streamed paths round to nearest even in bulk.
   const bool bulk_rounding = opts.numerics.round != Numerics::Round::HalfAway;
-  if (!trace && bulk_rounding && !c && streamable(p, *a, b ? &*b : nullptr, dst)) {
+  if (!trace && bulk_rounding && streamable(p, *a, b ? &*b : nullptr, dst)) {
     const LutReading* table = lut ? &*lut : nullptr;
     if (dst) return run_streamed(p, *a, b ? &*b : nullptr, table, opts, ws, index, dst, nullptr);
     if (Status s = ws.reserve(2 * p.out.dims.elements(), "the result kept in L2", index); !s) return s;
@@ -255,20 +255,25 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     st.l2.put(p.a.l2, std::move(r));
   }
 
+  // A second (or third) operand as dense fp32, in a buffer of its own.
+  auto gathered = [&](const BoundOperand& bound, const char* what) -> Expected<Buf<float>*> {
+    auto m = ws.floats(bound.op->dims.elements(), what, index);
+    if (!m) return m.error();
+    gather(bound, (*m)->data(), ftz, count, subnormal_inputs);
+    return *m;
+  };
   if (p.engine == Engine::Pe) {
     Buf<float>* bv = nullptr;
     if (b) {
-      auto m = ws.floats(p.b.dims.elements(), "the second source", index);
+      auto m = gathered(*b, "the second source");
       if (!m) return m.error();
       bv = *m;
-      gather(*b, bv->data(), ftz, count, subnormal_inputs);
     }
     // In place: each result needs only its own operands, and the plan makes
     // an element-wise result the shape of its first operand (check_no_window).
     if (c) {
-      auto m = ws.floats(p.c.dims.elements(), "the second source's next row", index);
+      auto m = gathered(*c, "the second source's next row");
       if (!m) return m.error();
-      gather(*c, (*m)->data(), ftz, count, subnormal_inputs);
       pe_normalize((*x)->data(), bv->data(), (*m)->data(), (*x)->data(), (*x)->size(), opts.numerics.round);
     } else {
       pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, (*x)->data(), (*x)->size(), opts.numerics.round);
@@ -280,9 +285,8 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     if (!out) return out.error();
     // Squares of fp16 values are exact in fp32 (22 significant bits).
     if (b) {
-      auto m = ws.floats(p.b.dims.elements(), "the second source", index);
+      auto m = gathered(*b, "the second source");
       if (!m) return m.error();
-      gather(*b, (*m)->data(), ftz, count, subnormal_inputs);
       pe_square_difference((*x)->data(), (*m)->data(), (*x)->size());
     } else if (p.pe.square) {
       for (float& v : **x) v *= v;

@@ -167,9 +167,7 @@ Options Options::for_generation(Generation g) const {
   if (o.numerics.accumulator == Numerics::Accumulator::ByGeneration)
     o.numerics.accumulator = m4_on ? Numerics::Accumulator::FixedQ16 : Numerics::Accumulator::Fp32;
   if (o.numerics.round == Numerics::Round::ByGeneration)
-    o.numerics.round = g == Generation::H16 || g == Generation::H17 || g == Generation::H18
-                           ? Numerics::Round::HalfAway
-                           : Numerics::Round::NearestEven;
+    o.numerics.round = m4_on ? Numerics::Round::HalfAway : Numerics::Round::NearestEven;
   return o;
 }
 

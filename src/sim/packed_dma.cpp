@@ -11,6 +11,14 @@ namespace {
 
 const RegisterDatabase& h13() { return h13_database(); }
 
+// The row of a per-generation table for generation g; nullptr if none.
+template <typename Row, size_t N>
+const Row* row_for(const Row (&table)[N], Generation g) {
+  for (const Row& r : table)
+    if (r.gen == g) return &r;
+  return nullptr;
+}
+
 // H13's kernel DMA reading the data of descriptor entry `entry` (Header[9]);
 // false when the entry does not fit KBase0.
 bool set_kernel_data(RegisterImage& v, uint32_t entry) {
@@ -62,9 +70,7 @@ Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& 
   auto refuse = [&](const std::string& why) {
     return unsupported_in(fmt::format("{} table DMA: {}", gname, why), t.index);
   };
-  const TableDma* d = nullptr;
-  for (const TableDma& x : kTableDmas)
-    if (x.gen == t.generation) d = &x;
+  const TableDma* d = row_for(kTableDmas, t.generation);
   if (!d) return refuse("not mapped on this generation");
   // The base: relocated words naming one place; the last is the high word
   // (0), the others hold the table's byte offset in that section (0, or 0x80
@@ -149,7 +155,7 @@ constexpr const char* kLaneSizeNote = "U10: a kernel lane's size, unwritten, is 
 namespace {
 
 struct ConvKernelDma {
-  Generation generation;
+  Generation gen;
   uint32_t first, base, high, lane_cfg, lane_offset, lane_size;
 };
 constexpr ConvKernelDma kConvKernelDma[] = {
@@ -169,9 +175,7 @@ Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
   auto refuse = [&](const std::string& why) {
     return unsupported_in(fmt::format("{} convolution kernel DMA: {}", gname, why), t.index);
   };
-  const ConvKernelDma* found = nullptr;
-  for (const ConvKernelDma& k : kConvKernelDma)
-    if (k.generation == t.generation) found = &k;
+  const ConvKernelDma* found = row_for(kConvKernelDma, t.generation);
   if (!found) return refuse("not mapped on this generation");
   const ConvKernelDma& d = *found;
   const uint32_t first = g.word(d.first);

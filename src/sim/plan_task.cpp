@@ -236,7 +236,7 @@ Status plan_normalize_operands(const Checker& c, TaskPlan& p) {
   if (b.from != Operand::From::L2 || b.broadcast_w) return c.fail_with(F.src2_type, F.task_type);
   b.broadcast_w = true;
   if (b.channels_w && b.stored().c == 1) b.channels_w = false;
-  if (b.channels_w) return c.fail_with(F.bcast_src1_w, F.task_type);
+  if (b.channels_w) return c.fail_with(F.bcast_src2_chw, F.task_type);
   const uint64_t row = uint64_t{c.get(F.l2_src2_row_stride)} << 4;
   if (row == 0) return c.fail_with(F.l2_src2_row_stride, F.task_type);
   p.c = b;

@@ -141,8 +141,8 @@ Status result_table(const TaskPlan& p, const LutReading* lut, const Options& opt
 }  // namespace
 
 bool reduce_streamable(const TaskPlan& p, const BoundOperand& a) {
-  return p.engine == Engine::PeReduce && !p.pe.square && !p.a.retain_l2 && p.a.dims.elements() >= kMinValues &&
-         readable(a);
+  return p.engine == Engine::PeReduce && !p.pe.square && p.b.from == Operand::From::None && !p.a.retain_l2 &&
+         p.a.dims.elements() >= kMinValues && readable(a);
 }
 
 void run_reduce_streamed(const TaskPlan& p, const BoundOperand& a, const Options& opts, bool fp64_sum, double* out) {
@@ -173,7 +173,8 @@ void run_reduce_streamed(const TaskPlan& p, const BoundOperand& a, const Options
 
 bool streamable(const TaskPlan& p, const BoundOperand& a, const BoundOperand* b, const Memory* dst) {
   const uint64_t n = p.a.dims.elements();
-  if (n < kMinValues || p.a.retain_l2 || p.out.dims != p.a.dims) return false;
+  // TaskType 4's third operand has no streamed path.
+  if (n < kMinValues || p.a.retain_l2 || p.out.dims != p.a.dims || p.c.from != Operand::From::None) return false;
   if (p.engine == Engine::Ne) {
     if (b || (p.ne.mac != NePlan::Mac::Pass && p.ne.mac != NePlan::Mac::AccumulatePass)) return false;
   } else if (p.engine != Engine::Pe) {
