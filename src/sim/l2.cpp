@@ -1,7 +1,10 @@
 // The L2 result store (l2.h).
 #include "l2.h"
 
+#include <array>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -53,6 +56,31 @@ bool for_each_read(uint64_t address, const Operand& op, Fn fn) {
         for (uint64_t w = 0; w < d.w; ++w)
           if (!fn(address + g * group + h * row + c * channel + w * column)) return false;
   return true;
+}
+
+// A layout as (extent, stride) pairs, innermost first: axes of extent 1
+// dropped, an axis merged into the inner one before it where it continues it.
+std::vector<std::pair<uint64_t, uint64_t>> layout(const Dims& d, std::array<uint64_t, 4> strides) {
+  const std::array<uint64_t, 4> extents{d.g, d.c, d.h, d.w};
+  std::vector<std::pair<uint64_t, uint64_t>> inner_first;
+  for (int k = 3; k >= 0; --k) {
+    if (extents[k] == 1) continue;
+    if (!inner_first.empty() && strides[k] == inner_first.back().first * inner_first.back().second)
+      inner_first.back().first *= extents[k];
+    else
+      inner_first.push_back({extents[k], strides[k]});
+  }
+  return inner_first;
+}
+
+// Whether the operand, reading at the result's own address, meets the
+// result's values in their dense order: the plain reading then gives what
+// the addresses would, without a table of them (eiln's softmax reads its
+// 2,560 row maxima, one per group, as one channel of 2,560 rows).
+bool reads_in_order(const L2Result& r, const Operand& op) {
+  if (r.channels_inner) return false;
+  return layout(op.stored(), {op.l2_group, op.l2_channel, op.l2_row, 2}) ==
+         layout(r.dims, {r.group_stride, r.channel_stride, r.row_stride, 2});
 }
 
 }  // namespace
@@ -148,7 +176,8 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
   }
   if (auto near = results_.upper_bound(address); near != results_.begin()) {
     --near;
-    if (needs_addresses(near->second, op)) return by_address(address, op, what, task);
+    if (needs_addresses(near->second, op) && !(near->first == address && reads_in_order(near->second, op)))
+      return by_address(address, op, what, task);
   }
   const auto it = results_.find(address);
   if (it == results_.end()) {

@@ -146,11 +146,12 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
   CLI::App app{
-      "hwx-run: execute an Apple Neural Engine program (H13 / M1) on a register-level\n"
-      "simulator: an .hwx, or an anec image of eiln's Linux driver (recognised by content).\n"
-      "H14 - H17 (M2 - M5) element-wise, broadcast and activation programs run too (the rules\n"
-      "they rely on, U1 and U2, and their numerics are named in --trace); other H14+ programs\n"
-      "are refused by name.\n"
+      "hwx-run: execute an Apple Neural Engine program on a register-level simulator: an\n"
+      ".hwx, or an anec image of eiln's Linux driver (recognised by content). H13 (M1) programs\n"
+      "run; H14 - H18 run the forms docs/simulator.md lists (element-wise, broadcasts,\n"
+      "activation tables, convolutions, matmuls, softmax, layer_norm, reductions), with the\n"
+      "rules they rely on (U1 - U14) and their numerics named in --trace; anything else is\n"
+      "refused by name.\n"
       "Inputs are bound by buffer name through the file's own slot table (anec: the driver's\n"
       "convention, buffers src0.., dst0.. unless a descriptor names them); each output is\n"
       "written as OUTDIR/<output name>.npy (float16, [N,C,H,W]).\n\n"
