@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ane/conv_kernel.h"
@@ -72,9 +73,23 @@ std::vector<const Task*> packed_conv_tasks(const Program& p) {
 
 ConvSection pack_conv_section(const Program& program, const oracle::ConvRecord& c, const oracle::Constants& k,
                             uint64_t size, const std::string& name) {
+  return pack_conv_sections(program, c, std::vector<oracle::Constants>(packed_conv_tasks(program).size(), k), size,
+                            name);
+}
+
+ConvSection pack_conv_sections(const Program& program, const oracle::ConvRecord& c,
+                               const std::vector<oracle::Constants>& per_task, uint64_t size, const std::string& name,
+                               const Bytes* into) {
   ConvSection out;
-  Bytes section(size, 0);
-  for (const Task* t : packed_conv_tasks(program)) {
+  Bytes section = into ? *into : Bytes(size, 0);
+  const std::vector<const Task*> tasks = packed_conv_tasks(program);
+  if (tasks.size() != per_task.size()) {
+    out.refusal = fmt::format("{} convolution tasks, {} weight sets", tasks.size(), per_task.size());
+    return out;
+  }
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const Task* t = tasks[i];
+    const oracle::Constants& k = per_task[i];
     const RegisterImage& r = t->regs;
     SCOPED_TRACE(name + " task " + std::to_string(t->index));
     // H14's zero-skipping form groups the masks of 16 slots (the stride-2

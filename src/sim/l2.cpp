@@ -88,7 +88,11 @@ bool reads_in_order(const L2Result& r, const Operand& op) {
 // Strides known on both sides (a result with its channel and row strides,
 // a reader with its own), and a layout the plain reading would get wrong.
 bool needs_addresses(const L2Result& r, const Operand& op) {
-  if (r.channel_stride == 0 || op.l2_channel == 0) return false;
+  if (r.channel_stride == 0) return false;
+  // A one-channel reader leaves its channel stride unwritten; it still reads
+  // a result laid channels innermost by its rows (chain_pair_mm_add: x plus
+  // the projection's [256, 64] result, read back as 64 rows of 256).
+  if (op.l2_channel == 0 && !(r.channels_inner && op.dims.c == 1)) return false;
   // A broadcast operand read plainly repeats the result's values in their
   // order; by address only where it groups them otherwise (softmax's row
   // maxima: one result per group of rows, read back as [C, H] and repeated

@@ -215,12 +215,11 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
     // groups it reads one group's tensor for each (H14's batch broadcasts:
     // a [1,C,1,1] operand repeated over [N,C,H,W]).
     op.broadcast_g = dims.g > 1;
-    if (op.broadcasts()) {
-      // A repeated second source is read by its own strides where it groups
-      // the result otherwise (L2Store::get); H13's samples leave them 0.
-      op.l2_channel = uint64_t{c.get(F.l2_src2_channel_stride)} << 4;
-      op.l2_row = uint64_t{c.get(F.l2_src2_row_stride)} << 4;
-    }
+    // Its own strides, where it reads a result laid otherwise (L2Store::get:
+    // a repeated operand that groups the result otherwise, one read by rows
+    // from a result laid channels innermost); H13's samples leave them 0.
+    op.l2_channel = uint64_t{c.get(F.l2_src2_channel_stride)} << 4;
+    op.l2_row = uint64_t{c.get(F.l2_src2_row_stride)} << 4;
   }
   return Ok{};
 }
