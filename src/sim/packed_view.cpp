@@ -83,6 +83,9 @@ bool l2_base(std::string_view h13_field) {
   return h13_field == "L2.SourceBase.Addr" || h13_field == "L2.Source2Base.Addr" || h13_field == "L2.ResultBase.Addr";
 }
 
+// H13's SourceCfg offset in its L2 block, and its bit 25 (no named field).
+constexpr uint32_t kH13SourceCfg = 0x04, kSourceCfgBit25 = 1u << 25;
+
 // Whether H13's L2 word at `offset` from its block has no named field.
 bool h13_unnamed_l2_word(uint32_t offset) {
   const BlockInfo& l2 = h13().block(Block::L2);
@@ -711,6 +714,14 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       const auto o = h13_l2_offset(gen, address - b->base);
       if ((o && h13_unnamed_l2_word(*o)) || (src2_type && address == src2_type->address)) {
         view.traced.push_back(word_name(gdb, address, value));
+        continue;
+      }
+      // SourceCfg bit 25, which H13's table leaves unnamed: one record sets
+      // it (chain_pair_add_ln's add, whose result overwrites its second
+      // source in L2, where H13's twin sets AliasConvSrc / AliasConvRslt)
+      // and runs to its MIL with it read as no effect on the values.
+      if (o && *o == kH13SourceCfg && rest == kSourceCfgBit25) {
+        view.traced.push_back(word_name(gdb, address, value) + " (bit 25: no effect on values)");
         continue;
       }
       return unsupported_in(fmt::format("{} with an operand or result kept in L2 (its role in H13's L2 layout is "

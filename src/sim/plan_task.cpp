@@ -234,8 +234,11 @@ Status plan_normalize_operands(const Checker& c, TaskPlan& p) {
   Operand& b = p.b;
   if (b.from != Operand::From::L2 || b.broadcast_w) return c.fail_with(F.src2_type, F.task_type);
   b.broadcast_w = true;
+  // Src2ChannelsW: b and c are the reductions' results laid with their
+  // channels along W, one value per channel (layer_norm over the W of
+  // [1, 64, 256]: the mean at L2 0x0 and 1 / sqrt of the variance at 0x80,
+  // each 64 values); one channel reads the same either way.
   if (b.channels_w && b.stored().c == 1) b.channels_w = false;
-  if (b.channels_w) return c.fail_with(F.bcast_src2_chw, F.task_type);
   const uint64_t row = uint64_t{c.get(F.l2_src2_row_stride)} << 4;
   if (row == 0) return c.fail_with(F.l2_src2_row_stride, F.task_type);
   p.c = b;
