@@ -79,7 +79,7 @@ ConvSection pack_conv_section(const Program& program, const oracle::ConvRecord& 
 
 ConvSection pack_conv_sections(const Program& program, const oracle::ConvRecord& c,
                                const std::vector<oracle::Constants>& per_task, uint64_t size, const std::string& name,
-                               const Bytes* into) {
+                               const Bytes* into, const Bytes* table) {
   ConvSection out;
   Bytes section = into ? *into : Bytes(size, 0);
   const std::vector<const Task*> tasks = packed_conv_tasks(program);
@@ -101,20 +101,24 @@ ConvSection pack_conv_sections(const Program& program, const oracle::ConvRecord&
     }
     const auto [kLaneCfg, kLaneOffset, kLaneSize, kKernelBase] = kernel_dma_words(t->generation);
     const uint64_t base = r.word(kKernelBase);
+    // A table activation on the convolution: the table opens each lane (U15).
+    const Bytes* head = table && packed_conv_value(r, "NE.MACCfg.NonlinearMode") == 2 ? table : nullptr;
+    const uint64_t extra = head ? head->size() : 0;
     for (int lane = 0; lane < kKernelLanes; ++lane) {
       const bool en = r.written(kLaneCfg + 4 * lane) && (r.word(kLaneCfg + 4 * lane) & 1);
       EXPECT_EQ(en, p->lane_size[lane] != 0) << name << " task " << t->index << " lane " << lane;
       if (!en || !p->lane_size[lane]) continue;
       const uint64_t at = base + r.word(kLaneOffset + 4 * lane), lane_size = r.word(kLaneSize + 4 * lane);
       // Rule U10: a lane whose size is unwritten holds 64 bytes.
-      EXPECT_EQ(r.written(kLaneSize + 4 * lane) ? lane_size : 64u, p->lane_size[lane])
+      EXPECT_EQ(r.written(kLaneSize + 4 * lane) ? lane_size : 64u, p->lane_size[lane] + extra)
           << name << " task " << t->index << " lane " << lane;
-      if (at + p->lane_size[lane] > section.size()) {
+      if (at + p->lane_size[lane] + extra > section.size()) {
         ADD_FAILURE() << name << " task " << t->index << " lane " << lane << " ends past the section";
         return out;
       }
+      if (head) std::copy(head->begin(), head->end(), section.begin() + static_cast<ptrdiff_t>(at));
       std::copy_n(p->bytes.begin() + static_cast<ptrdiff_t>(p->lane_offset[lane]), p->lane_size[lane],
-                  section.begin() + static_cast<ptrdiff_t>(at));
+                  section.begin() + static_cast<ptrdiff_t>(at + extra));
     }
   }
   out.section = std::move(section);

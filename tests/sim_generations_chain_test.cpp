@@ -196,12 +196,9 @@ std::optional<Values> reference(const std::string& name, const Values& x, const 
 }
 
 // What the simulator refuses, by name: a tensor constant read from the
-// blob (docs/simulator.md, "Constants"), and a convolution whose table
-// rides at the end of its weight lanes.
+// blob (docs/simulator.md, "Constants").
 const std::map<std::string, std::string> kRefused = {
     {"chain_base_bias_d256_s64", "reads the constant section"},
-    {"chain_pair_mm_gelu_d256_s64", "table DMA"},
-    {"chain_pair_mm_silu_d256_s64", "table DMA"},
 };
 
 std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
@@ -218,7 +215,8 @@ std::map<uint32_t, double> table_of(const std::string& function) {
 
 // The constant section from the weight formula: each projection's weights
 // (and bias) packed at its lanes, each table task's table at the offset its
-// table DMA names (0x19f4).
+// table DMA names (0x19f4), a projection's own table before each of its
+// lanes' weights (U15).
 std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& program) {
   if (f.constant.size == 0 || !f.constant_fp16.empty()) return std::nullopt;  // listed words: assemble_hwx has them
   // Not from this formula: a blob tensor constant's copy (header first), a
@@ -229,17 +227,21 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
   std::string function;
   for (const char* fn : {"gelu", "silu", "softmax"})
     if (f.name.find(fn) != std::string::npos) function = fn;
+  Bytes table_bytes;
+  if (!function.empty()) {
+    table_bytes.assign(128, 0);
+    for (const auto& [index, value] : table_of(function)) {
+      const uint16_t h = double_to_fp16(value);
+      table_bytes.at(2 * index) = static_cast<uint8_t>(h);
+      table_bytes.at(2 * index + 1) = static_cast<uint8_t>(h >> 8);
+    }
+  }
   for (const Task& t : program.tasks) {
     // H14's table DMA has no names in the tables yet: 0x19e4 its enable,
     // 0x19f4 the table's offset in the section.
     const bool table = t.regs.written_value("NE.MACCfg.NonlinearMode").value_or(0) == 2 && t.regs.written(0x19e4);
-    if (!table || function.empty()) continue;
-    const uint32_t at = t.regs.word(0x19f4);
-    for (const auto& [index, value] : table_of(function)) {
-      const uint16_t h = double_to_fp16(value);
-      section.at(at + 2 * index) = static_cast<uint8_t>(h);
-      section.at(at + 2 * index + 1) = static_cast<uint8_t>(h >> 8);
-    }
+    if (!table || table_bytes.empty()) continue;
+    std::copy(table_bytes.begin(), table_bytes.end(), section.begin() + t.regs.word(0x19f4));
   }
   const std::vector<const Task*> convs = test::packed_conv_tasks(program);
   if (convs.empty()) return section;
@@ -266,7 +268,8 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
   do {
     std::vector<oracle::Constants> ordered;
     for (size_t i : order) ordered.push_back(per_task[i]);
-    auto s = test::pack_conv_sections(program, c, ordered, f.constant.size, f.name, &section);
+    auto s = test::pack_conv_sections(program, c, ordered, f.constant.size, f.name, &section,
+                                      table_bytes.empty() ? nullptr : &table_bytes);
     EXPECT_TRUE(s.section) << s.refusal;
     if (!s.section) return std::nullopt;
     if (sha256_hex(*s.section) == f.constant.sha256) return s.section;

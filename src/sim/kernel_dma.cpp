@@ -8,6 +8,7 @@
 
 #include "ane/conv_kernel.h"
 
+#include "lut.h"
 #include "numerics.h"
 
 namespace ane::sim::detail {
@@ -47,13 +48,16 @@ Status conv_weights(const Lanes& lanes, const TaskPlan& p, const Options& opts, 
   // Lanes the layout reads must be on and long enough: named by register.
   const auto need = conv_kernel_lane_needs(shape);
   std::array<KernelLane, kKernelLanes> view;
+  // U15: each lane opens with the task's table, the weights after it.
+  const uint64_t skip = p.ne.table_in_lanes ? kLutSlots * 2 : 0;
   for (int i = 0; i < kLanes; ++i) {
     if (!need[i]) continue;
     if (!lanes.enabled[i]) return unsupported(*fields().lane_en[i], 0, task);
-    if (lanes.size[i] < need[i]) return unsupported(*fields().lane_size[i], static_cast<uint32_t>(lanes.size[i] >> 6), task);
+    if (lanes.size[i] < need[i] + skip)
+      return unsupported(*fields().lane_size[i], static_cast<uint32_t>(lanes.size[i] >> 6), task);
   }
   for (int i = 0; i < kLanes; ++i)
-    if (lanes.enabled[i]) view[i] = {lanes.data[i], lanes.size[i]};
+    if (lanes.enabled[i] && lanes.size[i] >= skip) view[i] = {lanes.data[i] + skip, lanes.size[i] - skip};
   auto k = unpack_conv_kernel(shape, view);
   if (!k) {
     // Name the registers that chose the layout the lanes do not fit.

@@ -64,6 +64,11 @@ constexpr TableDma kTableDmas[] = {
 
 }  // namespace
 
+bool table_dma_written(const Task& t) {
+  const TableDma* d = row_for(kTableDmas, t.generation);
+  return d && t.regs.written(d->enable);
+}
+
 Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
   const RegisterImage& g = t.regs;
   const char* gname = generation_name(t.generation);

@@ -26,6 +26,8 @@ std::string word_name(const RegisterDatabase& db, uint32_t address, uint32_t val
 // Each maps the task's words onto H13's in v and marks the bits it accounts
 // for in `covered`, or refuses by name.
 Status table_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered);
+// Whether the task writes its generation's table DMA enable word.
+bool table_dma_written(const Task& t);
 Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered,
                        std::vector<std::string>& notes);
 Status h18_formats(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered);

@@ -669,12 +669,15 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   const uint32_t type = v.get(*h13().find("Common.Cfg.TaskType"));
   if (type == 0) {
     v.set(*h13().find("Header[8].ENE"), 1);
-    if (v.get(*h13().find("NE.MACCfg.NonlinearMode")) == 2)
-      if (Status s = table_dma(t, v, covered); !s) return s.error();
     // A convolution: MACCfg written with OpMode 0 and KernelMode 0 (H13's).
     const FieldInfo* mac_op = gdb.find("NE.MACCfg.OpMode");
-    if (mac_op && g.written(mac_op->address) && v.get(*h13().find("NE.MACCfg.OpMode")) == 0 &&
-        v.get(*h13().find("NE.MACCfg.KernelMode")) == 0)
+    const bool conv = mac_op && g.written(mac_op->address) && v.get(*h13().find("NE.MACCfg.OpMode")) == 0 &&
+                      v.get(*h13().find("NE.MACCfg.KernelMode")) == 0;
+    // A table activation's own DMA; a convolution's table rides in its
+    // weight lanes instead, the table DMA unwritten (U15).
+    if (v.get(*h13().find("NE.MACCfg.NonlinearMode")) == 2 && !(conv && !table_dma_written(t)))
+      if (Status s = table_dma(t, v, covered); !s) return s.error();
+    if (conv)
       if (Status s = conv_kernel_dma(t, v, covered, view.notes); !s) return s.error();
   }
 

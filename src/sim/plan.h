@@ -111,6 +111,9 @@ struct NePlan {
   uint16_t acc_bias = 0;          // fp16 added to the accumulator (AccumulatePass)
   uint16_t post_scale = 0x3c00;
   uint32_t nonlinear = 0;         // 0 none, 1 ReLU, 2 lookup table (lane 0)
+  // A convolution with a table activation: each lane opens with the 128-byte
+  // table, its weights after it (H14+; rule U15).
+  bool table_in_lanes = false;
   int kernel_slot = -1;
   ConvGeometry conv;
   // Convolution sizes: independent groups (depthwise: one per channel), the
