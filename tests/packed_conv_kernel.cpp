@@ -73,13 +73,11 @@ std::vector<const Task*> packed_conv_tasks(const Program& p) {
 
 ConvSection pack_conv_section(const Program& program, const oracle::ConvRecord& c, const oracle::Constants& k,
                             uint64_t size, const std::string& name) {
-  return pack_conv_sections(program, c, std::vector<oracle::Constants>(packed_conv_tasks(program).size(), k), size,
-                            name);
+  return pack_conv_sections(program, std::vector<TaskWeights>(packed_conv_tasks(program).size(), {c, k}), size, name);
 }
 
-ConvSection pack_conv_sections(const Program& program, const oracle::ConvRecord& c,
-                               const std::vector<oracle::Constants>& per_task, uint64_t size, const std::string& name,
-                               const Bytes* into, const Bytes* table) {
+ConvSection pack_conv_sections(const Program& program, const std::vector<TaskWeights>& per_task, uint64_t size,
+                               const std::string& name, const Bytes* into, const Bytes* table) {
   ConvSection out;
   Bytes section = into ? *into : Bytes(size, 0);
   const std::vector<const Task*> tasks = packed_conv_tasks(program);
@@ -89,7 +87,8 @@ ConvSection pack_conv_sections(const Program& program, const oracle::ConvRecord&
   }
   for (size_t i = 0; i < tasks.size(); ++i) {
     const Task* t = tasks[i];
-    const oracle::Constants& k = per_task[i];
+    const oracle::ConvRecord& c = per_task[i].conv;
+    const oracle::Constants& k = per_task[i].constants;
     const RegisterImage& r = t->regs;
     SCOPED_TRACE(name + " task " + std::to_string(t->index));
     // H14's zero-skipping form groups the masks of 16 slots (the stride-2

@@ -43,12 +43,16 @@ struct ConvSection {
 };
 ConvSection pack_conv_section(const Program& p, const oracle::ConvRecord& c, const oracle::Constants& k,
                             uint64_t size, const std::string& name);
-// The same with weights of their own for each conv task: per_task[i] for the
-// i-th in program order (a chain of two projections); `into`, when given,
-// is the section to add them to (it holds `size` bytes); `table`, when
-// given, opens each lane of a task with a table activation (rule U15).
-ConvSection pack_conv_sections(const Program& p, const oracle::ConvRecord& c,
-                               const std::vector<oracle::Constants>& per_task, uint64_t size, const std::string& name,
-                               const Bytes* into = nullptr, const Bytes* table = nullptr);
+// The same with a convolution and weights of its own for each conv task:
+// per_task[i] for the i-th in program order (a chain of projections);
+// `into`, when given, is the section to add them to (it holds `size`
+// bytes); `table`, when given, opens each lane of a task with a table
+// activation (rule U15).
+struct TaskWeights {
+  oracle::ConvRecord conv;
+  oracle::Constants constants;
+};
+ConvSection pack_conv_sections(const Program& p, const std::vector<TaskWeights>& per_task, uint64_t size,
+                               const std::string& name, const Bytes* into = nullptr, const Bytes* table = nullptr);
 
 }  // namespace ane::test

@@ -33,43 +33,69 @@
 namespace ane {
 namespace {
 
-constexpr uint64_t kRows = 64, kWidth = 256;  // [1, sequence, width] of every record here
 constexpr double kUlp = 1.0 / 1024;
 
-// The values of a [kRows, kWidth] tensor in double, each with a bound on
-// how far the simulator's fp16 value may be from it.
+// A [rows, cols] tensor in double (the MIL's last axis along cols), each
+// value with a bound on how far the simulator's fp16 value may be from it.
 struct Values {
+  uint64_t rows = 0, cols = 0;
   std::vector<double> v, e;
+  Values(uint64_t r, uint64_t c) : rows(r), cols(c), v(r * c), e(r * c) {}
+  double* row(uint64_t i) { return &v[i * cols]; }
+  const double* row(uint64_t i) const { return &v[i * cols]; }
+  double worst_error(uint64_t i) const { return *std::max_element(e.begin() + i * cols, e.begin() + (i + 1) * cols); }
 };
 
 // Half an fp16 spacing at v: what rounding a result to fp16 may add.
 double half_ulp(double v) { return std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(v), 0x1p-14)), -14) - 11); }
 
-Values input(const std::vector<uint16_t>& x) {
-  Values r{std::vector<double>(x.size()), std::vector<double>(x.size(), 0)};
+Values input(const std::vector<uint16_t>& x, uint64_t cols) {
+  Values r(x.size() / cols, cols);
   for (size_t i = 0; i < x.size(); ++i) r.v[i] = fp16_to_float(x[i]);
   return r;
 }
 
-// x @ W^T (+ b) for a W whose every value is w: fp32 accumulation of kWidth
-// exact products errs by at most kWidth 2^-24 sum |w x| (the bias starts
-// the accumulator), the inputs' errors move each sum by |w| sum e, and the
-// result is rounded once.
-Values project(const Values& x, double w, std::optional<double> bias = {}) {
-  Values r{std::vector<double>(x.v.size()), std::vector<double>(x.v.size())};
-  for (uint64_t s = 0; s < kRows; ++s) {
+// x @ W^T (+ b) for an [n, cols] W whose every value is w: fp32
+// accumulation of exact products errs by at most cols 2^-24 sum |w x| (the
+// bias starts the accumulator), the inputs' errors move each sum by
+// |w| sum e, and the result is rounded once.
+Values project_to(const Values& x, double w, uint64_t n, std::optional<double> bias = {}) {
+  Values r(x.rows, n);
+  for (uint64_t s = 0; s < x.rows; ++s) {
     double sum = 0, mag = 0, carried = 0;
-    for (uint64_t k = 0; k < kWidth; ++k) {
-      sum += w * x.v[s * kWidth + k];
-      mag += std::fabs(w * x.v[s * kWidth + k]);
-      carried += std::fabs(w) * x.e[s * kWidth + k];
+    for (uint64_t k = 0; k < x.cols; ++k) {
+      sum += w * x.v[s * x.cols + k];
+      mag += std::fabs(w * x.v[s * x.cols + k]);
+      carried += std::fabs(w) * x.e[s * x.cols + k];
     }
     if (bias) sum += *bias;
-    for (uint64_t n = 0; n < kWidth; ++n) {
-      r.v[s * kWidth + n] = sum;
-      r.e[s * kWidth + n] = carried + double(kWidth) * 0x1p-24 * mag + half_ulp(sum);
+    for (uint64_t j = 0; j < n; ++j) {
+      r.v[s * n + j] = sum;
+      r.e[s * n + j] = carried + double(x.cols) * 0x1p-24 * mag + half_ulp(sum);
     }
   }
+  return r;
+}
+Values project(const Values& x, double w, std::optional<double> bias = {}) { return project_to(x, w, x.cols, bias); }
+
+// a @ b (a [r, k], b [k, c]; transposed: a @ b^T with b [c, k]), two
+// tensors: the same fp32 bound, each product's operands carrying errors.
+Values matmul(const Values& a, const Values& b, bool transpose_b) {
+  const uint64_t k = a.cols, c = transpose_b ? b.rows : b.cols;
+  Values r(a.rows, c);
+  for (uint64_t i = 0; i < a.rows; ++i)
+    for (uint64_t j = 0; j < c; ++j) {
+      double sum = 0, mag = 0, carried = 0;
+      for (uint64_t t = 0; t < k; ++t) {
+        const uint64_t at = transpose_b ? j * k + t : t * c + j;
+        const double x = a.v[i * k + t], y = b.v[at];
+        sum += x * y;
+        mag += std::fabs(x * y);
+        carried += std::fabs(x) * b.e[at] + std::fabs(y) * a.e[i * k + t] + a.e[i * k + t] * b.e[at];
+      }
+      r.v[i * c + j] = sum;
+      r.e[i * c + j] = carried + double(k) * 0x1p-24 * mag + half_ulp(sum);
+    }
   return r;
 }
 
@@ -119,15 +145,16 @@ Values silu(const Values& x) {
 // exp(x_i) / sum exp(x_j) by at most y 2 max e of its row.
 Values softmax(const Values& x) {
   Values r = x;
-  for (uint64_t s = 0; s < kRows; ++s) {
-    const double* row = &x.v[s * kWidth];
-    double max = -INFINITY, sum = 0, worst_e = 0;
-    for (uint64_t k = 0; k < kWidth; ++k) max = std::max(max, row[k]), worst_e = std::max(worst_e, x.e[s * kWidth + k]);
-    for (uint64_t k = 0; k < kWidth; ++k) sum += std::exp(row[k] - max);
-    for (uint64_t k = 0; k < kWidth; ++k) {
+  for (uint64_t s = 0; s < x.rows; ++s) {
+    const double* row = x.row(s);
+    const double worst_e = x.worst_error(s);
+    double max = -INFINITY, sum = 0;
+    for (uint64_t k = 0; k < x.cols; ++k) max = std::max(max, row[k]);
+    for (uint64_t k = 0; k < x.cols; ++k) sum += std::exp(row[k] - max);
+    for (uint64_t k = 0; k < x.cols; ++k) {
       const double d = row[k] - max, y = std::exp(d) / sum;
-      r.v[s * kWidth + k] = y;
-      r.e[s * kWidth + k] = y * (2.5e-3 + 8e-4 * std::fabs(d) + 2 * worst_e) + 0x1p-22;
+      r.v[s * x.cols + k] = y;
+      r.e[s * x.cols + k] = y * (2.5e-3 + 8e-4 * std::fabs(d) + 2 * worst_e) + 0x1p-22;
     }
   }
   return r;
@@ -139,16 +166,17 @@ Values softmax(const Values& x) {
 // most r (2 + |y|) max e of its row.
 Values layer_norm(const Values& x) {
   Values r = x;
-  for (uint64_t s = 0; s < kRows; ++s) {
-    const double* row = &x.v[s * kWidth];
-    double mean = 0, var = 0, worst_e = 0;
-    for (uint64_t k = 0; k < kWidth; ++k) mean += row[k] / kWidth, worst_e = std::max(worst_e, x.e[s * kWidth + k]);
-    for (uint64_t k = 0; k < kWidth; ++k) var += (row[k] - mean) * (row[k] - mean) / kWidth;
+  for (uint64_t s = 0; s < x.rows; ++s) {
+    const double* row = x.row(s);
+    const double worst_e = x.worst_error(s), n = double(x.cols);
+    double mean = 0, var = 0;
+    for (uint64_t k = 0; k < x.cols; ++k) mean += row[k] / n;
+    for (uint64_t k = 0; k < x.cols; ++k) var += (row[k] - mean) * (row[k] - mean) / n;
     const double rs = 1 / std::sqrt(var + 1e-5);
-    for (uint64_t k = 0; k < kWidth; ++k) {
+    for (uint64_t k = 0; k < x.cols; ++k) {
       const double y = (row[k] - mean) * rs;
-      r.v[s * kWidth + k] = y;
-      r.e[s * kWidth + k] =
+      r.v[s * x.cols + k] = y;
+      r.e[s * x.cols + k] =
           2.5e-3 * std::fabs(y) + 0x1p-10 * rs * std::fabs(mean) + 0x1p-24 + rs * (2 + std::fabs(y)) * worst_e;
     }
   }
@@ -192,6 +220,31 @@ std::optional<Values> reference(const std::string& name, const Values& x, const 
   if (is("chain_pair_softmax_mm_")) return project(softmax(x), c0);
   if (is("chain_pair_mul_mm_")) return project(scaled(x, 0.125), c0);
   if (is("chain_pair_mm_mul_")) return scaled(project(x, c0), 0.125);
+  // mint_chain_probes.py's feed-forward: hidden 4 x width, gelu by default;
+  // a bias after each projection ("bcast" along the rows or "full": every
+  // value the same constant either way).
+  auto ffn = [&](const Values& in, const std::string& activation, bool bias) {
+    uint32_t next = 0;
+    auto take = [&] { return constant(next++); };
+    const double w1 = take();
+    const std::optional<double> b1 = bias ? std::optional<double>(take()) : std::nullopt;
+    const Values h = project_to(in, w1, 4 * in.cols, b1);
+    const Values a = activation == "relu" ? relu(h) : activation == "silu" ? silu(h) : gelu(h);
+    const double w2 = take();
+    const std::optional<double> b2 = bias ? std::optional<double>(take()) : std::nullopt;
+    return project_to(a, w2, in.cols, b2);
+  };
+  if (is("chain_ffn_")) {
+    const std::string activation = name.find("_relu") != std::string::npos   ? "relu"
+                                   : name.find("_silu") != std::string::npos ? "silu"
+                                                                             : "gelu";
+    return ffn(x, activation, name.find("_bias") != std::string::npos);
+  }
+  if (is("chain_lnproj_")) return project(layer_norm(x), c0);
+  if (is("chain_resffn_")) return add(x, ffn(x, "gelu", false));
+  if (is("chain_res_relu_")) return add(x, relu(x));
+  if (is("chain_res_gelu_")) return add(x, gelu(x));
+  if (is("chain_res_silu_")) return add(x, silu(x));
   return std::nullopt;
 }
 
@@ -199,6 +252,21 @@ std::optional<Values> reference(const std::string& name, const Values& x, const 
 // blob (docs/simulator.md, "Constants").
 const std::map<std::string, std::string> kRefused = {
     {"chain_base_bias_d256_s64", "reads the constant section"},
+    {"chain_ffn_d256_s64_biasfull", "reads the constant section"},
+    // A matmul of two function inputs (q k^T, then the probabilities times
+    // v): interleaved formats and a kernel read from a tile-DMA tensor, as
+    // the envelope campaign's runtime matmuls (each by the first word it
+    // meets).
+    {"chain_attn_s64_dh64", ""},
+    {"chain_attn_s128_dh64_h4", ""},
+    {"chain_attn_s128_dh64_noscale", ""},
+    {"chain_resattn_s64_d256", ""},
+    // x + f(x) over [1, 256, 1, 1]: the add through tile DMA with L2Cfg
+    // bit 4, which H13's table leaves unnamed (relu); a table pass whose
+    // Common.Cfg (0x30200001) no other record writes (gelu, silu).
+    {"chain_res_relu_d256", "L2.L2Cfg"},
+    {"chain_res_gelu_d256", "Common.Cfg"},
+    {"chain_res_silu_d256", "Common.Cfg"},
 };
 
 std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
@@ -219,14 +287,16 @@ std::map<uint32_t, double> table_of(const std::string& function) {
 // lanes' weights (U15).
 std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& program) {
   if (f.constant.size == 0 || !f.constant_fp16.empty()) return std::nullopt;  // listed words: assemble_hwx has them
-  // Not from this formula: a blob tensor constant's copy (header first), a
-  // table appended to each weight lane.
+  // Not from this formula: a blob tensor constant's copy (header first).
   if (kRefused.count(f.name)) return std::nullopt;
   Bytes section(f.constant.size, 0);
   // The one table function of each chain that has one (softmax: its exp2).
   std::string function;
   for (const char* fn : {"gelu", "silu", "softmax"})
     if (f.name.find(fn) != std::string::npos) function = fn;
+  // A feed-forward's activation is gelu unless its name says otherwise.
+  const bool ffn = f.name.rfind("chain_ffn_", 0) == 0 || f.name.rfind("chain_resffn_", 0) == 0;
+  if (ffn && function.empty() && f.name.find("_relu") == std::string::npos) function = "gelu";
   Bytes table_bytes;
   if (!function.empty()) {
     table_bytes.assign(128, 0);
@@ -245,30 +315,46 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
   }
   const std::vector<const Task*> convs = test::packed_conv_tasks(program);
   if (convs.empty()) return section;
-  oracle::ConvRecord c;
-  c.cin = c.cout = static_cast<uint32_t>(kWidth);
-  c.hin = c.hout = 1;
-  c.win = c.wout = static_cast<uint32_t>(kRows);
-  std::vector<oracle::Constants> per_task;
-  uint32_t next = 0;  // the constants in MIL order: weights, then a fused bias
+  // The constants in MIL order, a group per projection: its weights, then
+  // a fused bias.
+  struct Group {
+    uint16_t weights;
+    std::optional<uint16_t> bias;
+  };
+  std::vector<Group> groups;
+  uint32_t next = 0;
   for (const Task* t : convs) {
-    oracle::Constants k;
-    k.weights.assign(kWidth * kWidth, constant_bits(next++));
-    if (t->regs.written_value("NE.MACCfg.BiasMode").value_or(0)) k.bias.assign(kWidth, constant_bits(next++));
-    per_task.push_back(std::move(k));
+    Group g{constant_bits(next++), std::nullopt};
+    if (t->regs.written_value("NE.MACCfg.BiasMode").value_or(0)) g.bias = constant_bits(next++);
+    groups.push_back(g);
   }
-  c.bias = !per_task.front().bias.empty();
   // Apple may run independent projections in another order than the MIL's
-  // (chain_branch: the second first): of the orders of the tasks' weights,
+  // (chain_branch: the second first): of the pairings of tasks and groups,
   // the one whose packing hashes to the record. The reference follows the
   // MIL's data flow either way, so a wrong pairing could not pass.
-  std::vector<size_t> order(per_task.size());
+  std::vector<size_t> order(groups.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::optional<Bytes> first;
   do {
-    std::vector<oracle::Constants> ordered;
-    for (size_t i : order) ordered.push_back(per_task[i]);
-    auto s = test::pack_conv_sections(program, c, ordered, f.constant.size, f.name, &section,
+    std::vector<test::TaskWeights> per_task;
+    bool fits = true;
+    for (size_t i = 0; i < convs.size(); ++i) {
+      const Task* t = convs[i];
+      const Group& g = groups[order[i]];
+      test::TaskWeights tw;
+      oracle::ConvRecord& c = tw.conv;  // a 1x1 convolution over the rows
+      c.cin = test::packed_conv_value(t->regs, "Common.Cin.Cin");
+      c.cout = test::packed_conv_value(t->regs, "Common.Cout.Cout");
+      c.hin = c.hout = 1;
+      c.win = c.wout = test::packed_conv_value(t->regs, "Common.InDim.Win");
+      c.bias = t->regs.written_value("NE.MACCfg.BiasMode").value_or(0) != 0;
+      fits &= c.bias == g.bias.has_value();
+      tw.constants.weights.assign(uint64_t{c.cin} * c.cout, g.weights);
+      if (g.bias) tw.constants.bias.assign(c.cout, *g.bias);
+      per_task.push_back(std::move(tw));
+    }
+    if (!fits) continue;
+    auto s = test::pack_conv_sections(program, per_task, f.constant.size, f.name, &section,
                                       table_bytes.empty() ? nullptr : &table_bytes);
     EXPECT_TRUE(s.section) << s.refusal;
     if (!s.section) return std::nullopt;
@@ -294,10 +380,14 @@ TEST_P(H14Chain, RunsTheMilOrRefusesByName) {
   // refuse at run: either way by name.
   auto sim = sim::Simulator::create(*program);
   std::map<std::string, std::vector<uint16_t>> in;
+  uint64_t cols = 0;  // the MIL's last axis: W
   uint32_t seed = 61;
   for (const Buffer& b : sim ? sim->inputs() : std::vector<Buffer>{}) {
+    const auto shape = b.shape();
+    ASSERT_TRUE(shape.has_value()) << b.name;
     sim::Tensor t;
-    t.nchw = {1, 1, static_cast<uint32_t>(kRows), static_cast<uint32_t>(kWidth)};
+    for (int k = 0; k < 4; ++k) t.nchw[k] = static_cast<uint32_t>(shape->nchw[k]);
+    cols = t.nchw[3];
     t.data = test::uniform_fp16(t.elements(), -1, 1, seed++);
     in[b.name] = t.data;
     ASSERT_TRUE(sim->set_input(b.name, t).ok());
@@ -314,8 +404,8 @@ TEST_P(H14Chain, RunsTheMilOrRefusesByName) {
   ASSERT_EQ(sim->outputs().size(), 1u);
   auto out = sim->read_buffer(sim->outputs().front().name);
   ASSERT_TRUE(out.ok()) << out.error().str();
-  const Values x = input(in.at("x"));
-  const Values z = in.count("z") ? input(in.at("z")) : x;
+  const Values x = input(in.at("x"), cols);
+  const Values z = in.count("z") ? input(in.at("z"), cols) : x;
   const auto want = reference(fx->name, x, z);
   ASSERT_TRUE(want) << fx->name << ": no reference for this case";
   ASSERT_EQ(out->data.size(), want->v.size());

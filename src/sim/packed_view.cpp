@@ -708,6 +708,15 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     const BlockInfo* b = gdb.block_at(address);
     if (!b) return unsupported_in(word_name(gdb, address, value), t.index);
     if (b->id == Block::L2) {
+      // L2Cfg is no staging layout: a bit H13's table leaves unnamed is
+      // refused there, DMA operands or not (chain_res_relu_d256 computes
+      // x + relu(x) as one add through tile DMA with bit 4 set: read as
+      // layout, it added x to itself).
+      if (h13_l2_offset(gen, address - b->base) == 0u)
+        return unsupported_in(fmt::format("{} (bit {}: H13's table names no such bit; an input ReLU of the second "
+                                          "source? not established)",
+                                          word_name(gdb, address, value), std::countr_zero(rest)),
+                              t.index);
       if (dma_only) continue;  // staging layout
       // A tensor kept in L2: a word at the slot of one H13 leaves unnamed is
       // one H13's planner does not read; nor does it read H15+'s second-source

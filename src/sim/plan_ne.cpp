@@ -103,12 +103,14 @@ Status plan_ne(const Checker& c, const Options& opts, TaskPlan& p) {
   // is a kernel row (docs/convolution.md), part of the sum the post stage
   // receives, so relu(sum + bias); macOS 26 compiles conv + relu that way.
   const bool plain_relu = conv && ne.nonlinear == 1 && unit_scale;
-  // Rule U15: an H14+ convolution with a table activation, at unit scale and
-  // without a bias, is the table of the MAC's sum (nothing to order); each
-  // of its weight lanes opens with the table (chain_pair_mm_gelu, _mm_silu:
-  // lanes of 128 + 8,192 bytes, whose section hashes with the table there
-  // and not after the weights). H13 shows no such task: it stays under A3.
-  ne.table_in_lanes = conv && ne.nonlinear == 2 && unit_scale && !ne.bias && opts.generation != Generation::H13;
+  // Rule U15: an H14+ convolution with a table activation at unit scale is
+  // the table of the MAC's sum (a bias is a kernel row, part of that sum, as
+  // for conv + relu above: nothing to order); each of its weight lanes opens
+  // with the table (chain_pair_mm_gelu, _mm_silu: lanes of 128 + 8,192
+  // bytes, whose section hashes with the table there and not after the
+  // weights; chain_ffn_d256_s64_biasbcast with a bias row). H13 shows no
+  // such task: it stays under A3.
+  ne.table_in_lanes = conv && ne.nonlinear == 2 && unit_scale && opts.generation != Generation::H13;
   if (ne.table_in_lanes) p.notes.push_back("U15: each kernel lane opens with the table, the weights after it");
   if (conv && ne.nonlinear != 0 && !plain_relu && !ne.table_in_lanes) {
     needs_a3 = true;
