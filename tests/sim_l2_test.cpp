@@ -32,16 +32,23 @@ std::vector<uint16_t> row_starts(const L2View& v, uint64_t rows, uint64_t width)
   return out;
 }
 
+// An operand repeated along W (16 wide) that reads channels and rows of
+// the given strides from L2.
+Operand repeated_reader(uint32_t channels, uint32_t rows, uint64_t channel_stride, uint64_t row_stride) {
+  Operand op;
+  op.from = Operand::From::L2;
+  op.dims = {1, channels, rows, 16};
+  op.broadcast_w = true;
+  op.l2_channel = channel_stride;
+  op.l2_row = row_stride;
+  op.l2_group = 0x100;
+  return op;
+}
+
 TEST(L2Store, ReaderInTheResultsOrderReadsItPlainly) {
   L2Store l2;
   l2.put(0x100, row_maxima(4));
-  Operand op;  // one channel of 4 rows, repeated along W
-  op.from = Operand::From::L2;
-  op.dims = {1, 1, 4, 16};
-  op.broadcast_w = true;
-  op.l2_channel = 0x100;
-  op.l2_row = 0x40;
-  op.l2_group = 0x100;
+  const Operand op = repeated_reader(1, 4, 0x100, 0x40);  // one channel of 4 rows
   auto v = l2.get(0x100, op, "second source", 1);
   ASSERT_TRUE(v) << v.error().str();
   EXPECT_TRUE(v->index.empty());
@@ -52,13 +59,8 @@ TEST(L2Store, ReaderInTheResultsOrderReadsItPlainly) {
 TEST(L2Store, ReaderInAnotherOrderGoesByAddress) {
   L2Store l2;
   l2.put(0x100, row_maxima(4));
-  Operand op;  // 2 channels of 2 rows: (c, h) at 0x40 c + 0x80 h, transposed
-  op.from = Operand::From::L2;
-  op.dims = {1, 2, 2, 16};
-  op.broadcast_w = true;
-  op.l2_channel = 0x40;
-  op.l2_row = 0x80;
-  op.l2_group = 0x100;
+  // 2 channels of 2 rows: (c, h) at 0x40 c + 0x80 h, transposed
+  const Operand op = repeated_reader(2, 2, 0x40, 0x80);
   auto v = l2.get(0x100, op, "second source", 1);
   ASSERT_TRUE(v) << v.error().str();
   EXPECT_FALSE(v->index.empty());
@@ -68,13 +70,8 @@ TEST(L2Store, ReaderInAnotherOrderGoesByAddress) {
 TEST(L2Store, ReaderOfPartOfTheResultGoesByAddress) {
   L2Store l2;
   l2.put(0x100, row_maxima(4));
-  Operand op;  // rows 1 - 3 of the same order: not the result's own start
-  op.from = Operand::From::L2;
-  op.dims = {1, 1, 3, 16};
-  op.broadcast_w = true;
-  op.l2_channel = 0x100;
-  op.l2_row = 0x40;
-  op.l2_group = 0x100;
+  // rows 1 - 3 of the same order: not the result's own start
+  const Operand op = repeated_reader(1, 3, 0x100, 0x40);
   auto v = l2.get(0x140, op, "second source", 1);
   ASSERT_TRUE(v) << v.error().str();
   EXPECT_EQ(row_starts(*v, 3, 16), (std::vector<uint16_t>{0x3c01, 0x3c02, 0x3c03}));
