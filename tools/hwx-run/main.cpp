@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
       ".hwx, or an anec image of eiln's Linux driver (recognised by content). H13 (M1) programs\n"
       "run; H14 - H18 run the forms docs/simulator.md lists (element-wise, broadcasts,\n"
       "activation tables, convolutions, matmuls, softmax, layer_norm, reductions), with the\n"
-      "rules they rely on (U1 - U14) and their numerics named in --trace; anything else is\n"
+      "rules they rely on (U1 - U15) and their numerics named in --trace; anything else is\n"
       "refused by name.\n"
       "Inputs are bound by buffer name through the file's own slot table (anec: the driver's\n"
       "convention, buffers src0.., dst0.. unless a descriptor names them); each output is\n"
