@@ -311,7 +311,12 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
     // 0x19f4 the table's offset in the section.
     const bool table = t.regs.written_value("NE.MACCfg.NonlinearMode").value_or(0) == 2 && t.regs.written(0x19e4);
     if (!table || table_bytes.empty()) continue;
-    std::copy(table_bytes.begin(), table_bytes.end(), section.begin() + t.regs.word(0x19f4));
+    const uint64_t at = t.regs.word(0x19f4);
+    if (at + table_bytes.size() > section.size()) {
+      ADD_FAILURE() << f.name << " task " << t.index << ": the table at " << at << " ends past the section";
+      return std::nullopt;
+    }
+    std::copy(table_bytes.begin(), table_bytes.end(), section.begin() + static_cast<ptrdiff_t>(at));
   }
   const std::vector<const Task*> convs = test::packed_conv_tasks(program);
   if (convs.empty()) return section;

@@ -712,7 +712,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
       // refused there, DMA operands or not (chain_res_relu_d256 computes
       // x + relu(x) as one add through tile DMA with bit 4 set: read as
       // layout, it added x to itself).
-      if (h13_l2_offset(gen, address - b->base) == 0u)
+      if (rest != 0 && h13_l2_offset(gen, address - b->base) == 0u)
         return unsupported_in(fmt::format("{} (bit {}: H13's table names no such bit; an input ReLU of the second "
                                           "source? not established)",
                                           word_name(gdb, address, value), std::countr_zero(rest)),
