@@ -316,7 +316,8 @@ bool keeps_result_in_l2(const Task& t) {
 // Rule U6: real_div over [1,C,1,1] (every generation) keeps the reciprocal
 // in L2 between its two tasks with the L2 strides unwritten on both sides;
 // the writing NE pass sets packing words no other record sets
-// (GroupConvCfg.UnicastCin 4, the OCGSize word 2, Cfg bits 28-29) and the
+// (GroupConvCfg.UnicastCin 4 over 64 channels, 8 over 256, the OCGSize word
+// 2, Cfg bits 28-29) and the
 // reading PE task broadcast bit 9 (set besides only by blob constants' PE
 // tasks, after a copy that is not such a writer). The two tasks name one layout, and
 // the values do not depend on which: the view lays the writer's result one
@@ -349,8 +350,10 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
       h13v("Common.OutDim.Hout") != 1)
     return false;
   if (one_position_writer(t)) {
+    // UnicastCin 4 over 64 channels (real_div), 8 over 256 (chain_res_gelu,
+    // _silu): a packing mark like the others, which the reader matches.
     const uint32_t unicast = h13v("Common.GroupConvCfg.UnicastCin");
-    if (unicast != 1 && unicast != 4) return false;
+    if (!std::has_single_bit(unicast) || unicast > h13v("Common.Cin.Cin")) return false;
     const FieldInfo* cfg = gdb.find("Common.Cfg.TaskType");
     covered[cfg->address] |= g.word(cfg->address) & 0x30000000u;
     const uint32_t ocg_word = t.generation <= Generation::H15 ? 0x1c : 0x40;  // Common block offsets
