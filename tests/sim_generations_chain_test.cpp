@@ -317,6 +317,17 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
   }
   const std::vector<const Task*> convs = test::packed_conv_tasks(program);
   if (convs.empty()) return section;
+  // Each projection as H13's packer sees it: a 1x1 convolution over the rows.
+  std::vector<oracle::ConvRecord> records;
+  for (const Task* t : convs) {
+    oracle::ConvRecord c;
+    c.cin = test::packed_conv_value(t->regs, "Common.Cin.Cin");
+    c.cout = test::packed_conv_value(t->regs, "Common.Cout.Cout");
+    c.hin = c.hout = 1;
+    c.win = c.wout = test::packed_conv_value(t->regs, "Common.InDim.Win");
+    c.bias = t->regs.written_value("NE.MACCfg.BiasMode").value_or(0) != 0;
+    records.push_back(c);
+  }
   // The constants in MIL order, a group per projection: its weights, then
   // a fused bias.
   struct Group {
@@ -325,9 +336,9 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
   };
   std::vector<Group> groups;
   uint32_t next = 0;
-  for (const Task* t : convs) {
+  for (const oracle::ConvRecord& c : records) {
     Group g{constant_bits(next++), std::nullopt};
-    if (t->regs.written_value("NE.MACCfg.BiasMode").value_or(0)) g.bias = constant_bits(next++);
+    if (c.bias) g.bias = constant_bits(next++);
     groups.push_back(g);
   }
   // Apple may run independent projections in another order than the MIL's
@@ -340,17 +351,11 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
   do {
     std::vector<test::TaskWeights> per_task;
     bool fits = true;
-    for (size_t i = 0; i < convs.size(); ++i) {
-      const Task* t = convs[i];
+    for (size_t i = 0; i < records.size(); ++i) {
+      const oracle::ConvRecord& c = records[i];
       const Group& g = groups[order[i]];
-      test::TaskWeights tw;
-      oracle::ConvRecord& c = tw.conv;  // a 1x1 convolution over the rows
-      c.cin = test::packed_conv_value(t->regs, "Common.Cin.Cin");
-      c.cout = test::packed_conv_value(t->regs, "Common.Cout.Cout");
-      c.hin = c.hout = 1;
-      c.win = c.wout = test::packed_conv_value(t->regs, "Common.InDim.Win");
-      c.bias = t->regs.written_value("NE.MACCfg.BiasMode").value_or(0) != 0;
       fits &= c.bias == g.bias.has_value();
+      test::TaskWeights tw{c, {}};
       tw.constants.weights.assign(uint64_t{c.cin} * c.cout, g.weights);
       if (g.bias) tw.constants.bias.assign(c.cout, *g.bias);
       per_task.push_back(std::move(tw));

@@ -678,7 +678,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
                       v.get(*h13().find("NE.MACCfg.KernelMode")) == 0;
     // A table activation's own DMA; a convolution's table rides in its
     // weight lanes instead, the table DMA unwritten (U15).
-    if (v.get(*h13().find("NE.MACCfg.NonlinearMode")) == 2 && !(conv && !table_dma_written(t)))
+    if (v.get(*h13().find("NE.MACCfg.NonlinearMode")) == 2 && (!conv || table_dma_written(t)))
       if (Status s = table_dma(t, v, covered); !s) return s.error();
     if (conv)
       if (Status s = conv_kernel_dma(t, v, covered, view.notes); !s) return s.error();
