@@ -10,6 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <cblas.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -189,6 +192,46 @@ TEST(SimStreamConv, BlocksOfPixelsGiveTheWholeTensorPathsBits) {
     }
   }
 }
+
+#if defined(__linux__)
+// spread_helper_threads (hwx-run's first step) moves OpenBLAS's workers and
+// the simulator's helper threads off the caller's core. The thread counts
+// stay, so no bit may change: a streamed 3x3 convolution (threaded sgemms)
+// and a pointwise one whose blocks convert on two threads, before and after.
+TEST(SimStreamConv, SpreadingHelperThreadsChangesNoBit) {
+  const ConvShape shapes[] = {{64, 64, 64, 64, false, 3, 1, 1}, {512, 512, 16, 130, true}};
+  std::vector<test::TempDir> dirs(2);
+  std::vector<Program> programs;
+  std::vector<std::vector<uint16_t>> inputs, before;
+  for (size_t i = 0; i < 2; ++i) {
+    auto p = compile_conv(shapes[i], dirs[i]);
+    ASSERT_TRUE(p.ok()) << p.error().str();
+    programs.push_back(std::move(*p));
+    const ConvShape& s = shapes[i];
+    inputs.push_back(test::uniform_fp16(size_t(s.cin) * s.h * s.w, -2, 2, 9));
+    before.push_back(run(programs[i], inputs[i], s, false, {}).out);
+    ASSERT_FALSE(before.back().empty());
+  }
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  const bool spread = sim::spread_helper_threads();
+  EXPECT_EQ(spread, CPU_COUNT(&allowed) >= 2) << "spread wherever there is another core";
+  if (spread && openblas_get_num_threads() >= 2) {
+    // Worker 0 is OpenBLAS's first thread of its own; it must not share the
+    // caller's current core now.
+    cpu_set_t worker;
+    ASSERT_EQ(openblas_getaffinity(0, sizeof worker, &worker), 0);
+    const int here = sched_getcpu();
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    CPU_SET(here, &mine);
+    cpu_set_t both;
+    CPU_AND(&both, &worker, &mine);
+    EXPECT_EQ(CPU_COUNT(&both), 0) << "OpenBLAS's worker may still run on core " << here;
+  }
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(run(programs[i], inputs[i], shapes[i], false, {}).out, before[i]) << i;
+}
+#endif
 
 }  // namespace
 }  // namespace ane

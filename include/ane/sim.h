@@ -107,6 +107,14 @@ std::vector<std::string> describe_options(const Options& opts);
 // Without A4 a LUT task runs only when its lane 0 holds exactly these bytes.
 const std::array<uint16_t, 64>& sigmoid_lut();
 
+// For a short-lived process (hwx-run): keeps the simulator's helper threads
+// and OpenBLAS's workers off the core the calling thread runs on now. A new
+// process's threads start on its first core and the scheduler spreads them
+// only after milliseconds, so a job of a few milliseconds otherwise runs its
+// two-thread work, the sgemm included, on one core. Values never change (the
+// thread counts stay); false when there is no other core to use.
+bool spread_helper_threads();
+
 // ---- tensors ------------------------------------------------------------------
 // A dense fp16 tensor in NCHW order (W fastest), without any row padding.
 struct Tensor {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "numerics.h"
+#include "two_threads.h"
 
 namespace ane::sim::detail {
 
@@ -150,6 +151,7 @@ void ordered_threads(const float* x, const float* w, const float* bias, uint32_t
     return;
   }
   std::thread t([&] { ordered<Acc, kRound>(x, w, bias, cout, cin, hw, 0, half, y); });
+  place_helper(t);
   ordered<Acc, kRound>(x, w, bias, cout, cin, hw, half, hw, y);
   t.join();
 }

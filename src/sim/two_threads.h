@@ -6,6 +6,10 @@
 
 namespace ane::sim::detail {
 
+// Moves a helper thread off the caller's core once spread_helper_threads
+// (ane/sim.h) has been called; otherwise leaves it to the scheduler.
+void place_helper(std::thread& t);
+
 // fn(begin, end) over [0, n), on two threads once n reaches `min`. Only for
 // work where each value is computed alone, so that the split cannot change a
 // result.
@@ -16,6 +20,7 @@ void on_two_threads(uint64_t n, Fn fn, uint64_t min = uint64_t{1} << 16) {
     return;
   }
   std::thread t([&] { fn(0, n / 2); });
+  place_helper(t);
   fn(n / 2, n);
   t.join();
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #if defined(__GLIBC__)
@@ -45,8 +46,8 @@ __attribute__((constructor(101))) void quiet_idle_blas_threads() { setenv("OPENB
 #define HWX_RUN_SANITIZED 1
 #endif
 
-// The end of a successful run. The outputs are written, so the process
-// leaves without running destructors: the kernel frees the slots and stops
+// The end of the process. Whatever it wrote is flushed, so it leaves
+// without running destructors: the kernel frees the slots and stops
 // OpenBLAS's threads at once, where tearing them down one by one took about
 // 0.15 ms of a 5 ms job. Sanitizer builds return normally, so that
 // LeakSanitizer still checks every run.
@@ -138,12 +139,17 @@ ane::Expected<double> compare(const std::string& name, const ane::sim::Tensor& t
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
 #if defined(__GLIBC__)
   // Large blocks (the .npy data, converted inputs) are mapped and unmapped:
   // glibc would otherwise raise its threshold after the first free and keep
   // later ones on the heap, holding tens of MiB through the run.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  // Below that, freed memory stays with the process: OpenBLAS's threaded
+  // sgemm takes and frees 512 KiB per call, and with glibc's 128 KiB trim
+  // threshold each call moved the heap's top down and up again, a system
+  // call each way and its pages faulted in again.
+  mallopt(M_TRIM_THRESHOLD, 32 << 20);
 #endif
   CLI::App app{
       "hwx-run: execute an Apple Neural Engine program on a register-level simulator: an\n"
@@ -206,12 +212,26 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   app.add_option("--entry", entry, "With --descriptor: the manifest entry or model to use (default: by file name)")
       ->type_name("NAME");
+  // --help without CLI11's exception: a static binary's first throw sorts
+  // every unwind entry of its 28 MB (about 3 ms); a run throws none.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "-h" || arg == "--help") {
+      fmt::print("{}", app.help());
+      return 0;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+
+  // One job per process: put the helper threads on the other cores from the
+  // start (docs/simulator.md, "Threads"); the values do not depend on it.
+  ane::sim::spread_helper_threads();
 
   ane::sim::Options opts;
   for (const auto& s : option_specs)
@@ -322,3 +342,6 @@ int main(int argc, char** argv) {
   }
   return leave(exceeded ? 1 : 0);
 }
+
+// Every exit, --help and failures included, leaves the same way as a run.
+int main(int argc, char** argv) { return leave(run_tool(argc, argv)); }
