@@ -140,8 +140,9 @@ TEST(SimEnvelope, EachChangeOutsideTheEnvelopeIsRefusedByName) {
       {"pass", field("Header[8].ENE", 0), unsupported("Common.Cfg.TaskType=0 with Header[8].ENE=0")},
       {"pe", field("Header[8].ENE", 1), unsupported("Common.Cfg.TaskType=3 with Header[8].ENE=1")},
       {"pe", field("Common.Cfg.TaskType", 7), unsupported("Common.Cfg.TaskType=7 with Header[8].ENE=0")},
-      // TaskType 4 only as layer_norm's (a - b) * c: a - b (PE.Cfg 0xc0000) with the second source in L2.
-      {"pe", field("Common.Cfg.TaskType", 4), unsupported("PE.Cfg.OpMode=0 with Common.Cfg.TaskType=4")},
+      // TaskType 4 only as (a -+ b) * c with b and c two rows of a second
+      // source in L2, or of a tile-DMA source laid channels along W.
+      {"pe", field("Common.Cfg.TaskType", 4), unsupported("L2.SourceCfg.Source2Type=2 with Common.Cfg.TaskType=4")},
       {"pe", field("Common.Cfg.TaskType", 6), unsupported("PE.Cfg.OpMode=0")},  // not 0x92010
       // SourceType 1: through tile DMA, the tensor also kept in L2 (records); no
       // record sets it on the second source.

@@ -108,6 +108,14 @@ Values add(const Values& a, const Values& b) {
   return r;
 }
 
+// x plus a constant tensor of value c (a bias from the weight blob, every
+// value the same constant), rounded once.
+Values add_constant(const Values& x, double c) {
+  Values k(x.rows, x.cols);
+  std::fill(k.v.begin(), k.v.end(), c);
+  return add(x, k);
+}
+
 // x times a power of two: exact (no subnormal results at these magnitudes).
 Values scaled(const Values& x, double by) {
   Values r = x;
@@ -220,39 +228,43 @@ std::optional<Values> reference(const std::string& name, const Values& x, const 
   if (is("chain_pair_softmax_mm_")) return project(softmax(x), c0);
   if (is("chain_pair_mul_mm_")) return project(scaled(x, 0.125), c0);
   if (is("chain_pair_mm_mul_")) return scaled(project(x, c0), 0.125);
+  if (is("chain_base_bias_")) return add_constant(x, c0);
   // mint_chain_probes.py's feed-forward: hidden 4 x width, gelu by default;
   // a bias after each projection ("bcast" along the rows or "full": every
-  // value the same constant either way).
-  auto ffn = [&](const Values& in, const std::string& activation, bool bias) {
+  // value the same constant either way). Apple fuses a bias along the rows
+  // into the projection's accumulator and adds a full one in a task of its
+  // own, after the projection's rounding.
+  auto ffn = [&](const Values& in, const std::string& activation, bool bias, bool full) {
     uint32_t next = 0;
     auto take = [&] { return constant(next++); };
+    auto biased = [&](const Values& in, double w, uint64_t n) {
+      const double wv = w;
+      if (!bias) return project_to(in, wv, n);
+      const double b = take();
+      return full ? add_constant(project_to(in, wv, n), b) : project_to(in, wv, n, b);
+    };
     const double w1 = take();
-    const std::optional<double> b1 = bias ? std::optional<double>(take()) : std::nullopt;
-    const Values h = project_to(in, w1, 4 * in.cols, b1);
+    const Values h = biased(in, w1, 4 * in.cols);
     const Values a = activation == "relu" ? relu(h) : activation == "silu" ? silu(h) : gelu(h);
     const double w2 = take();
-    const std::optional<double> b2 = bias ? std::optional<double>(take()) : std::nullopt;
-    return project_to(a, w2, in.cols, b2);
+    return biased(a, w2, in.cols);
   };
   if (is("chain_ffn_")) {
     const std::string activation = name.find("_relu") != std::string::npos   ? "relu"
                                    : name.find("_silu") != std::string::npos ? "silu"
                                                                              : "gelu";
-    return ffn(x, activation, name.find("_bias") != std::string::npos);
+    return ffn(x, activation, name.find("_bias") != std::string::npos, name.find("_biasfull") != std::string::npos);
   }
   if (is("chain_lnproj_")) return project(layer_norm(x), c0);
-  if (is("chain_resffn_")) return add(x, ffn(x, "gelu", false));
+  if (is("chain_resffn_")) return add(x, ffn(x, "gelu", false, false));
   if (is("chain_res_relu_")) return add(x, relu(x));
   if (is("chain_res_gelu_")) return add(x, gelu(x));
   if (is("chain_res_silu_")) return add(x, silu(x));
   return std::nullopt;
 }
 
-// What the simulator refuses, by name: a tensor constant read from the
-// blob (docs/simulator.md, "Constants").
+// What the simulator refuses, by name.
 const std::map<std::string, std::string> kRefused = {
-    {"chain_base_bias_d256_s64", "reads the constant section"},
-    {"chain_ffn_d256_s64_biasfull", "reads the constant section"},
     // A matmul of two function inputs (q k^T, then the probabilities times
     // v): interleaved formats and a kernel read from a tile-DMA tensor, as
     // the envelope campaign's runtime matmuls (each by the first word it
@@ -276,6 +288,37 @@ std::map<uint32_t, double> table_of(const std::string& function) {
   auto f = packed::load(path);
   EXPECT_TRUE(f.ok()) << path;
   return f ? f->constant_fp16 : std::map<uint32_t, double>{};
+}
+
+// Where tile DMA reads the constant section, task by task: a tensor
+// constant's bytes (a bias from the blob), from a run of the program with
+// zero inputs and its section as assembled (the DMA ranges do not depend on
+// the values).
+struct ConstantRead {
+  uint32_t task = 0;
+  uint64_t begin = 0, end = 0;
+};
+std::vector<ConstantRead> constant_reads(const Program& program) {
+  int slot = -1;
+  for (const ProgramSlot& s : program.slots)
+    if (s.role == SlotRole::Kernels) slot = s.index;
+  std::vector<ConstantRead> reads;
+  auto sim = sim::Simulator::create(program);
+  if (slot < 0 || !sim) return reads;
+  for (const Buffer& b : sim->inputs()) {
+    const auto shape = b.shape();
+    if (!shape) return reads;
+    sim::Tensor t;
+    for (int k = 0; k < 4; ++k) t.nchw[k] = static_cast<uint32_t>(shape->nchw[k]);
+    t.data.assign(t.elements(), 0);
+    if (!sim->set_input(b.name, t).ok()) return reads;
+  }
+  const Status st = sim->run([&](const sim::TraceRecord& r) {
+    for (const sim::DmaRecord& d : r.dma)
+      if ((d.unit == "TileDMASrc" || d.unit == "TileDMASrc2") && d.slot == slot) reads.push_back({r.task, d.begin, d.end});
+  });
+  if (!st) reads.clear();
+  return reads;
 }
 
 // The constant section from the weight formula: each projection's weights
@@ -316,7 +359,8 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
     std::copy(table_bytes.begin(), table_bytes.end(), section.begin() + static_cast<ptrdiff_t>(at));
   }
   const std::vector<const Task*> convs = test::packed_conv_tasks(program);
-  if (convs.empty()) return section;
+  const std::vector<ConstantRead> reads = constant_reads(program);
+  if (convs.empty() && reads.empty()) return section;
   // Each projection as H13's packer sees it: a 1x1 convolution over the rows.
   std::vector<oracle::ConvRecord> records;
   for (const Task* t : convs) {
@@ -336,11 +380,26 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
   };
   std::vector<Group> groups;
   uint32_t next = 0;
-  for (const oracle::ConvRecord& c : records) {
-    Group g{constant_bits(next++), std::nullopt};
-    if (c.bias) g.bias = constant_bits(next++);
-    groups.push_back(g);
+  // With tensor constants read from the section (a bias added in a task of
+  // its own), the constants go in task order: each projection's weights
+  // (and fused bias), each tensor the value of its place.
+  for (const Task& t : program.tasks) {
+    for (size_t i = 0; i < convs.size(); ++i) {
+      if (convs[i] != &t) continue;
+      Group g{constant_bits(next++), std::nullopt};
+      if (records[i].bias) g.bias = constant_bits(next++);
+      groups.push_back(g);
+    }
+    for (const ConstantRead& r : reads) {
+      if (r.task != t.index) continue;
+      const uint16_t bits = constant_bits(next++);
+      for (uint64_t a = r.begin; a + 1 < r.end && a + 1 < section.size(); a += 2) {
+        section[a] = static_cast<uint8_t>(bits);
+        section[a + 1] = static_cast<uint8_t>(bits >> 8);
+      }
+    }
   }
+  if (convs.empty()) return section;
   // Apple may run independent projections in another order than the MIL's
   // (chain_branch: the second first): of the pairings of tasks and groups,
   // the one whose packing hashes to the record. The reference follows the
@@ -367,7 +426,7 @@ std::optional<Bytes> rebuild_section(const packed::Fixture& f, const Program& pr
     if (!s.section) return std::nullopt;
     if (sha256_hex(*s.section) == f.constant.sha256) return s.section;
     if (!first) first = std::move(s.section);
-  } while (std::next_permutation(order.begin(), order.end()));
+  } while (reads.empty() && std::next_permutation(order.begin(), order.end()));
   return first;
 }
 

@@ -21,6 +21,8 @@
 #include "ane/generation.h"
 #include "ane/program.h"
 #include "ane/sim.h"
+#include "ane/sha256.h"
+#include "blob_constant.h"
 #include "packed_fixture.h"
 #include "support.h"
 
@@ -49,8 +51,18 @@ bool expected_to_run(const packed::Fixture& f) {
   if (op == f.params.end()) return false;
   // H14's broadcast of another shape is two tasks: the operand copied into
   // L2 by the neural engine, then the planar engine's op reading it there.
-  if (f.tasks.size() != 1 && !(f.tasks.size() <= 3 && (f.family == "env_broadcast" || f.family == "binary_runtime")))
+  const bool blob = (f.family == "binary_constant" && f.params.at("constant") == "blob") ||
+                    (f.family == "env_broadcast" && f.params.at("operand") == "blob");
+  // A scalar divisor is a tensor of reciprocals, staged as a blob's values are.
+  const bool reciprocals = f.family == "binary_constant" && op->second == "real_div";
+  if (f.tasks.size() != 1 && !(f.tasks.size() <= 3 && (f.family == "env_broadcast" || f.family == "binary_runtime")) &&
+      !blob && !reciprocals)
     return false;
+  // A tensor constant from a weight blob: on H14 copied whole from the
+  // constant section into L2, then read there as two rows (add, multiply:
+  // TaskType 4) or one (maximum, minimum). H15 - H18 mark the read with a
+  // broadcast word whose bit 9 is not established there.
+  if (blob) return kBinary.count(op->second) && op->second != "sub";
   if (f.family == "binary_runtime" && op->second == "real_div") return real_div_runs(f);
   // pow is three tasks: on H14 - H17 z copied into L2, log2 x beside it,
   // then the neural engine's product of each channel pair and the exp2
@@ -63,10 +75,10 @@ bool expected_to_run(const packed::Fixture& f) {
   if (f.tasks.size() != 1 && f.family == "binary_runtime") return false;
   if (f.family == "binary_runtime") return kBinary.count(op->second);
   // A scalar constant folds into the task (PE bias or scale, or an NE clamp);
-  // a tensor constant read from __const is refused (its source-2 layout,
-  // TaskType 4 with broadcast bit 9, is not established), and so is a scalar
-  // divisor, which Apple turns into such a tensor of reciprocals.
-  if (f.family == "binary_constant") return f.params.at("constant") == "scalar" && kBinary.count(op->second);
+  // a scalar divisor becomes a tensor constant of reciprocals, multiplied
+  // as a blob's is ((x + 0) * c).
+  if (f.family == "binary_constant")
+    return f.params.at("constant") == "scalar" && (kBinary.count(op->second) || op->second == "real_div");
   // H14 stages an operand of another shape in L2 in a task of its own; H15 -
   // H18 read it through tile DMA.
   // A batch whose operand of another shape repeats across the batch: H14
@@ -76,7 +88,7 @@ bool expected_to_run(const packed::Fixture& f) {
   // other record writes 0xce, TileDMASrc +0x0c).
   if (f.family == "env_broadcast") {
     if (f.params.at("operand") == "scalar") return true;
-    return f.params.at("operand") == "runtime";  // not a blob constant
+    return f.params.at("operand") == "runtime";
   }
   // The envelope campaign's gelu and silu over spatial shapes, gelu in its
   // three modes, are one table task like the unary campaign's.
@@ -197,12 +209,39 @@ constexpr double kRealDivRelative = 5e-3;
 // own table (h = 1/16 on [0, 1)) adds 4.7e-4, and the roundings 2^-11 each.
 constexpr double kPowRelative = 1.5e-2;
 
+// A record whose constant is a tensor from the campaigns' weight blob.
+bool blob_constant(const packed::Fixture& f) {
+  const auto storage = f.weights.find("storage");
+  return storage != f.weights.end() && storage->second == "BLOBFILE" &&
+         (f.family == "binary_constant" || f.family == "env_broadcast");
+}
+
+// Its values, as Apple's compiler read them: the MIL names the metadata
+// record at offset 64 of the campaign's weights.bin, and that record, read
+// as MILBlob v2 lays one out, gives data offset 0 (the campaign's script
+// writes the size as u64 at 68 and 128 as u64 at 76, where the format has
+// a u32 data type at 68, the size at 72 and the offset at 80). So the
+// values are the file's first bytes: its header, then the 0.5s. Checked by
+// the record's SHA-256 of the section built from them (blob_constant.h).
+std::vector<uint16_t> blob_constant_values(const packed::Fixture& f) {
+  const uint64_t payload = std::stoull(f.weights.at("payload_bytes"));
+  return test::blob_values(test::minted_weight_file(payload), 64, payload / 2);
+}
+
 class PackedRun : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   auto fx = packed::load(GetParam());
   ASSERT_TRUE(fx.ok()) << fx.error().str();
-  const Bytes bytes = packed::assemble_hwx(*fx);
+  Bytes section;
+  if (blob_constant(*fx)) {
+    // The constant section rebuilt from the weight file, as the record hashes it.
+    section = test::blob_constant_section(fx->params.at("operation"), blob_constant_values(*fx));
+    ASSERT_EQ(section.size(), fx->constant.size);
+    ASSERT_EQ(sha256_hex(section), fx->constant.sha256) << "the section is not the blob's values laid for "
+                                                          << fx->params.at("operation");
+  }
+  const Bytes bytes = packed::assemble_hwx(*fx, section.empty() ? nullptr : &section);
   auto program = parse_program(bytes, fx->file);
   ASSERT_TRUE(program.ok()) << program.error().str();
 
@@ -257,7 +296,8 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   const std::string& operation = fx->params.at("operation");
   const bool ne = is_activation(*fx) ? operation != "abs"
                  : operation == "pow" ||
-                       (fx->family == "binary_constant" && (operation == "maximum" || operation == "minimum"));
+                       (fx->family == "binary_constant" && !blob_constant(*fx) &&
+                        (operation == "maximum" || operation == "minimum"));
   const std::string engine = ne ? "NE " : "PE ";
   EXPECT_EQ(summary.rfind(fmt::format("task {} ({}): {}", program->tasks.back().index,
                                       generation_name(program->generation), engine),
@@ -300,12 +340,13 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   // is a constant of the MIL program, `fp16 z = const(... val =
   // fp16(0x1p-1))`: 0.5 for every element.
   std::vector<uint16_t> b(a.size(), 0x3800);
-  if (!z.empty()) {
+  const bool tensor_constant = blob_constant(*fx);
+  if (!z.empty() || tensor_constant) {
     // The second operand repeated to the first's shape, numpy's broadcasting
     // (an axis of extent 1 repeats).
     const auto full = shape_of(fx->params.at("shape"));
     const auto small = fx->params.count("operand_shape") ? shape_of(fx->params.at("operand_shape")) : full;
-    const auto& zv = values->at(z).data;
+    const auto zv = tensor_constant ? blob_constant_values(*fx) : values->at(z).data;
     ASSERT_EQ(zv.size(), small[0] * small[1] * small[2] * small[3]);
     size_t i = 0;
     for (uint64_t n = 0; n < full[0]; ++n)

@@ -27,10 +27,11 @@ std::string operand_text(const Operand& op) {
   if (op.broadcast_h) axes += "H";
   if (op.broadcast_w) axes += "W";
   const std::string repeated = axes.empty() ? "" : " (repeated along " + axes + ")";
+  const char* along_w = op.channels_w ? " (channels along W)" : "";
   if (op.from == Operand::From::Dma)
     return (op.dma.base ? fmt::format("slot {}+{:#x}", op.dma.slot, op.dma.base) : fmt::format("slot {}", op.dma.slot)) +
-           repeated;
-  return fmt::format("L2@{:#x}{}{}", op.l2, op.channels_w ? " (channels along W)" : "", repeated);
+           along_w + repeated;
+  return fmt::format("L2@{:#x}{}{}", op.l2, along_w, repeated);
 }
 
 std::string destination_text(const Destination& d) {

@@ -1,6 +1,8 @@
 // The L2 result store (l2.h).
 #include "l2.h"
 
+#include <optional>
+
 #include <array>
 #include <unordered_map>
 #include <utility>
@@ -162,6 +164,26 @@ Expected<L2View> L2Store::across_results(uint64_t address, const Operand& op, co
   return v;
 }
 
+std::optional<L2View> L2Store::row_of_one_channel(uint64_t address, const Operand& op) const {
+  // A tensor constant's copy: one channel of rows, each the W values of one
+  // operand (b, then c one Source2RowStride on); a row read as channels
+  // along W is those values in order. Rows past the first only: a whole
+  // one-row result is the case below.
+  auto it = results_.upper_bound(address);
+  if (it == results_.begin()) return std::nullopt;
+  --it;
+  const uint64_t base = it->first;
+  const L2Result& r = it->second;
+  const Dims& d = r.dims;
+  if (d.g != 1 || d.c != 1 || d.h < 2 || r.channels_inner || r.row_stride == 0) return std::nullopt;
+  if ((address - base) % r.row_stride != 0 || d.w != op.stored().elements()) return std::nullopt;
+  const uint64_t h = (address - base) / r.row_stride;
+  if (h >= d.h) return std::nullopt;
+  L2View v{&r, 0, false, {}, {}};
+  v.first_value = h * d.w;
+  return v;
+}
+
 Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* what, uint32_t task) const {
   if (op.channels_w) {
     // The values of a result laid with its channels along W, one per
@@ -171,6 +193,7 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
     // the row back as C channels).
     const auto it = results_.find(address);
     const auto one_row = [](const Dims& d) { return d.g == 1 && d.c == 1 && d.h == 1; };
+    if (auto row = row_of_one_channel(address, op)) return *row;
     if (it == results_.end() || !(it->second.channels_inner || one_row(it->second.dims)) ||
         it->second.dims.elements() != op.stored().elements())
       return make_error(fmt::format("unsupported: the {} reads L2 at {:#x} as channels laid along W (Broadcast "

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct L2View {
   const L2Result* result = nullptr;
   uint32_t first_channel = 0;
   bool slice = false;
+  // Read plainly from this value on (a row of a one-channel result read as
+  // channels along W: a tensor constant's copy, one row per operand).
+  uint64_t first_value = 0;
   // By address: element i of the operand is result->data[index[i]] (a result
   // re-read with other strides, e.g. transposed).
   std::vector<uint32_t> index;
@@ -66,6 +70,9 @@ class L2Store {
   // by_address over every result: each element the reader's strides name
   // must be one some earlier result wrote.
   Expected<L2View> across_results(uint64_t address, const Operand& op, const char* what, uint32_t task) const;
+
+  // A row of a one-channel result of several rows, read as channels along W.
+  std::optional<L2View> row_of_one_channel(uint64_t address, const Operand& op) const;
 
   std::map<uint64_t, L2Result> results_;
 };

@@ -82,8 +82,9 @@ void gather(const BoundOperand& b, float* out, bool ftz, bool count, uint64_t& s
   }
   // A channel slice reads channels first.. of the result.
   const Dims s = b.l2.slice ? b.l2.result->dims : op.stored();
+  const uint16_t* from = data.data() + b.l2.first_value;
   repeat_broadcast(op, s, b.l2.first_channel, out,
-                   [&](uint64_t i) { return fp16_to_float(load_fp16_bits(data[i], ftz, subnormals)); });
+                   [&](uint64_t i) { return fp16_to_float(load_fp16_bits(from[i], ftz, subnormals)); });
 }
 
 // A result task `task` leaves in L2, its values still to come.
@@ -274,7 +275,8 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     if (c) {
       auto m = gathered(*c, "the second source's next row");
       if (!m) return m.error();
-      pe_normalize((*x)->data(), bv->data(), (*m)->data(), (*x)->data(), (*x)->size(), opts.numerics.round);
+      pe_normalize((*x)->data(), bv->data(), (*m)->data(), p.pe.second == 3, (*x)->data(), (*x)->size(),
+                   opts.numerics.round);
     } else {
       pe_elementwise(p.pe, (*x)->data(), bv ? bv->data() : nullptr, (*x)->data(), (*x)->size(), opts.numerics.round);
     }

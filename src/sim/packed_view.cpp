@@ -643,16 +643,9 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     const FieldInfo* slot_field = h13().find(b.slot);
     if (slot >= (1u << slot_field->width))
       return unsupported_in(fmt::format("{} {} bound to descriptor entry {}", gname, f->name, slot), t.index);
-    // A tensor constant: Apple copies the whole weight blob, its 128-byte
-    // header included, into the constant section, and a tile DMA reads it
-    // from the start; which of those values the operation takes is not
-    // established (docs/simulator.md, "Constants").
-    const ProgramSlot* bound = program.slot(static_cast<int>(slot));
-    if (bound && bound->role == SlotRole::Kernels && std::string_view(b.base) != "TileDMADst.BaseAddr.Addr")
-      return unsupported_in(fmt::format("{} {} reads the constant section (a tensor constant from a weight blob, "
-                                        "its header first: which values the operation takes is not established)",
-                                        gname, f->name),
-                            t.index);
+    // A tile DMA may read the constant section: a tensor constant from a
+    // weight blob, or a divisor's reciprocals, lies there as the compiler
+    // laid it (docs/simulator.md, "Constants").
     v.set(*slot_field, slot);
     v.set(*h13().find(b.enable), 1);
     const uint32_t high = f->address + 4;

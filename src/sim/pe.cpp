@@ -160,8 +160,10 @@ void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out
   }
 }
 
-void pe_normalize(const float* a, const float* b, const float* c, float* out, size_t n, Numerics::Round round) {
-  for (size_t i = 0; i < n; ++i) out[i] = fp16_proxy((double(a[i]) - b[i]) * c[i], round);
+void pe_normalize(const float* a, const float* b, const float* c, bool minus_b, float* out, size_t n,
+                  Numerics::Round round) {
+  const double sign = minus_b ? -1.0 : 1.0;
+  for (size_t i = 0; i < n; ++i) out[i] = fp16_proxy((double(a[i]) + sign * b[i]) * c[i], round);
 }
 
 void pe_square_difference(float* a, const float* b, size_t n) {

@@ -23,9 +23,11 @@ void pe_elementwise(const PePlan& pe, const float* a, const float* b, float* out
 // fp32: sums in fp32 in memory order (acc=fp32, fp32-ordered); fp64: in fp64.
 void pe_reduce(const PePlan& pe, const float* a, const Dims& in, bool fp64_sum, double* out);
 
-// TaskType 4 (layer_norm's last step): out[i] = (a[i] - b[i]) * c[i] in fp64,
-// kept as its fp16 proxy (rounded once). out may be a.
-void pe_normalize(const float* a, const float* b, const float* c, float* out, size_t n, Numerics::Round round);
+// TaskType 4: out[i] = (a[i] - b[i]) * c[i] (layer_norm's last step) or,
+// without minus_b, (a[i] + b[i]) * c[i] (a tensor constant's add or
+// multiply), in fp64, kept as its fp16 proxy (rounded once). out may be a.
+void pe_normalize(const float* a, const float* b, const float* c, bool minus_b, float* out, size_t n,
+                  Numerics::Round round);
 
 // TaskType 6's summands: a[i] = (a[i] - b[i])^2, exact in fp64 for fp16 a
 // and b, rounded once to fp32 (pe_reduce sums fp32 values).

@@ -53,12 +53,14 @@ Status plan_pe(const Checker& c, TaskPlan& p) {
   pe.op = c.get(F.pe_op);
   pe.second = c.get(F.pe_sec_src);
   pe.abs = c.get(F.pe_cond) != 0;
-  // TaskType 4: layer_norm's (x - mean) * rstd, the one form every record
-  // shows (PE.Cfg 0xc0000: a + (-b), unit scales).
+  // TaskType 4: (a + b) * c or (a - b) * c, the forms records show with
+  // unit scales: layer_norm's (x - mean) * rstd (PE.Cfg 0xc0000, SecSrc 3)
+  // and a tensor constant's add or multiply (0x80000, SecSrc 2: b and c two
+  // rows of the constant section, docs/simulator.md "Constants").
   pe.times_c = c.get(F.task_type) == 4;
   const bool two = c.get(F.task_type) == 3 || pe.times_c;
   if (pe.second == 1 || (two != (pe.second != 0))) return c.fail_with(F.pe_sec_src, F.task_type);
-  if (pe.times_c && (pe.second != 3 || c.get(F.pe_op) != 0 || pe.abs || pe.pre_scale != kFp16One ||
+  if (pe.times_c && (pe.second < 2 || c.get(F.pe_op) != 0 || pe.abs || pe.pre_scale != kFp16One ||
                      pe.scale != kFp16One || pe.bias != 0))
     return c.fail_with(F.pe_op, F.task_type);
   if (pe.op > 3) return c.fail(F.pe_op);

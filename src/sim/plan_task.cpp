@@ -171,7 +171,13 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
   // task 1 reads it back at that address).
   const bool retain = type == 1 && f.l2_base == F.l2_src_base;
   if (type == kViaDma || retain) {
-    if (op.channels_w) return c.fail_with(f.bcast_chw, f.type);  // only results kept in L2 are laid so
+    // Channels along W through tile DMA: H15 - H18 read a tensor constant
+    // straight from the constant section so, one value per channel 2 bytes
+    // apart, the same at every row and column (H14 copies it into L2 first;
+    // docs/simulator.md "Constants"). Elsewhere only results kept in L2 are
+    // laid so.
+    if (op.channels_w && (!dma_broadcast || retain || dims.c == 1)) return c.fail_with(f.bcast_chw, f.type);
+    if (op.channels_w) op.broadcast_h = op.broadcast_w = true;
     ANE_TRY(c.eq_with(f.enable, 1, f.type));
     ANE_TRY(c.eq_with(F.src_en, 1, f.type));
     if (f.in_fmt) ANE_TRY(c.eq(f.in_fmt, 2));
@@ -191,6 +197,7 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
     const Dims read = op.stored();
     op.dma = {f.unit, f.slot, static_cast<int>(c.get(f.slot)), uint64_t{c.get(f.base)} << 6,
               uint64_t{c.get(f.row)} << 6, uint64_t{c.get(f.plane)} << 6, uint64_t{c.get(f.group)} << 6, read};
+    if (op.channels_w) op.dma.plane = 2;  // [1, C, 1, 1], channel c at 2c
     // A read may step planes by less than a row: Apple's reductions over H
     // read C and H swapped that way. Its rows must still hold W elements.
     if (read.h > 1 && op.dma.row < 2 * uint64_t{read.w}) return c.fail(f.row);
@@ -232,6 +239,14 @@ Status plan_operand(const Checker& c, const Dims& dims, const OperandFields& f, 
 Status plan_normalize_operands(const Checker& c, TaskPlan& p) {
   const Fields& F = fields();
   Operand& b = p.b;
+  // Through tile DMA (H15 - H18's tensor constants): b and c are two rows of
+  // the constant section, channels along W, c one Src2RowStride after b.
+  if (b.from == Operand::From::Dma) {
+    if (!b.channels_w || b.dma.row == 0) return c.fail_with(F.src2_type, F.task_type);
+    p.c = b;
+    p.c.dma.base += b.dma.row;
+    return Ok{};
+  }
   if (b.from != Operand::From::L2 || b.broadcast_w) return c.fail_with(F.src2_type, F.task_type);
   b.broadcast_w = true;
   // Src2ChannelsW: b and c are the reductions' results laid with their
@@ -239,6 +254,10 @@ Status plan_normalize_operands(const Checker& c, TaskPlan& p) {
   // [1, 64, 256]: the mean at L2 0x0 and 1 / sqrt of the variance at 0x80,
   // each 64 values); one channel reads the same either way.
   if (b.channels_w && b.stored().c == 1) b.channels_w = false;
+  // Laid so, b and c hold one value per channel and nothing per row: they
+  // repeat along H too (a tensor constant's add over [1,64,8,8], whose copy
+  // in L2 is two rows of 64 values; docs/simulator.md "Constants").
+  if (b.channels_w) b.broadcast_h = true;
   const uint64_t row = uint64_t{c.get(F.l2_src2_row_stride)} << 4;
   if (row == 0) return c.fail_with(F.l2_src2_row_stride, F.task_type);
   p.c = b;
