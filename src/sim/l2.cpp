@@ -1,9 +1,8 @@
 // The L2 result store (l2.h).
 #include "l2.h"
 
-#include <optional>
-
 #include <array>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -165,10 +164,10 @@ Expected<L2View> L2Store::across_results(uint64_t address, const Operand& op, co
 }
 
 std::optional<L2View> L2Store::row_of_one_channel(uint64_t address, const Operand& op) const {
-  // A tensor constant's copy: one channel of rows, each the W values of one
-  // operand (b, then c one Source2RowStride on); a row read as channels
-  // along W is those values in order. Rows past the first only: a whole
-  // one-row result is the case below.
+  // A tensor constant's copy: one channel of several rows, each the W
+  // values of one operand (b, then c one Source2RowStride on); a row read as
+  // channels along W is those values in order. A result of one row is the
+  // case get() takes itself.
   auto it = results_.upper_bound(address);
   if (it == results_.begin()) return std::nullopt;
   --it;
