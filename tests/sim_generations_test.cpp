@@ -60,8 +60,9 @@ bool expected_to_run(const packed::Fixture& f) {
     return false;
   // A tensor constant from a weight blob: on H14 copied whole from the
   // constant section into L2, then read there as two rows (add, multiply:
-  // TaskType 4) or one (maximum, minimum). H15 - H18 mark the read with a
-  // broadcast word whose bit 9 is not established there.
+  // TaskType 4) or one (maximum, minimum); H15 - H18 read the rows through
+  // tile DMA. No sub of a blob is transcribed (its record's word list
+  // omits -0.0), so its layout is not claimed.
   if (blob) return kBinary.count(op->second) && op->second != "sub";
   if (f.family == "binary_runtime" && op->second == "real_div") return real_div_runs(f);
   // pow is three tasks: on H14 - H17 z copied into L2, log2 x beside it,
