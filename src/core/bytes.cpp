@@ -141,7 +141,11 @@ Expected<FileBytes> map_file(const std::string& path) {
   if (fd >= 0) {
     struct stat st {};
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      // Not MAP_POPULATE: that faults every page in on this thread before
+      // anything runs, where reads fault them in 64 KiB at a time on the
+      // threads that convert them (8 MiB inputs: eiln's add 10.4 -> 8.0 ms
+      // a process, median of 25 interleaved; docs/simulator.md).
+      void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
       if (p != MAP_FAILED) {
         f.map_ = p;
         f.map_size_ = static_cast<size_t>(st.st_size);
