@@ -238,10 +238,9 @@ std::optional<Values> reference(const std::string& name, const Values& x, const 
     uint32_t next = 0;
     auto take = [&] { return constant(next++); };
     auto biased = [&](const Values& in, double w, uint64_t n) {
-      const double wv = w;
-      if (!bias) return project_to(in, wv, n);
+      if (!bias) return project_to(in, w, n);
       const double b = take();
-      return full ? add_constant(project_to(in, wv, n), b) : project_to(in, wv, n, b);
+      return full ? add_constant(project_to(in, w, n), b) : project_to(in, w, n, b);
     };
     const double w1 = take();
     const Values h = biased(in, w1, 4 * in.cols);

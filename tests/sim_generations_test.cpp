@@ -235,9 +235,11 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   auto fx = packed::load(GetParam());
   ASSERT_TRUE(fx.ok()) << fx.error().str();
   Bytes section;
-  if (blob_constant(*fx)) {
+  const bool tensor_constant = blob_constant(*fx);
+  const std::vector<uint16_t> constant_values = tensor_constant ? blob_constant_values(*fx) : std::vector<uint16_t>{};
+  if (tensor_constant) {
     // The constant section rebuilt from the weight file, as the record hashes it.
-    section = test::blob_constant_section(fx->params.at("operation"), blob_constant_values(*fx));
+    section = test::blob_constant_section(fx->params.at("operation"), constant_values);
     ASSERT_EQ(section.size(), fx->constant.size);
     ASSERT_EQ(sha256_hex(section), fx->constant.sha256) << "the section is not the blob's values laid for "
                                                           << fx->params.at("operation");
@@ -297,7 +299,7 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   const std::string& operation = fx->params.at("operation");
   const bool ne = is_activation(*fx) ? operation != "abs"
                  : operation == "pow" ||
-                       (fx->family == "binary_constant" && !blob_constant(*fx) &&
+                       (fx->family == "binary_constant" && !tensor_constant &&
                         (operation == "maximum" || operation == "minimum"));
   const std::string engine = ne ? "NE " : "PE ";
   EXPECT_EQ(summary.rfind(fmt::format("task {} ({}): {}", program->tasks.back().index,
@@ -341,13 +343,12 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   // is a constant of the MIL program, `fp16 z = const(... val =
   // fp16(0x1p-1))`: 0.5 for every element.
   std::vector<uint16_t> b(a.size(), 0x3800);
-  const bool tensor_constant = blob_constant(*fx);
   if (!z.empty() || tensor_constant) {
     // The second operand repeated to the first's shape, numpy's broadcasting
     // (an axis of extent 1 repeats).
     const auto full = shape_of(fx->params.at("shape"));
     const auto small = fx->params.count("operand_shape") ? shape_of(fx->params.at("operand_shape")) : full;
-    const auto zv = tensor_constant ? blob_constant_values(*fx) : values->at(z).data;
+    const auto& zv = tensor_constant ? constant_values : values->at(z).data;
     ASSERT_EQ(zv.size(), small[0] * small[1] * small[2] * small[3]);
     size_t i = 0;
     for (uint64_t n = 0; n < full[0]; ++n)
