@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "ane/compiler.h"
+#include "ane/mil_network.h"
 #include "ane/dump.h"
 #include "ane/fp16.h"
 #include "ane/hwx.h"
@@ -101,18 +102,18 @@ ProgramRef parse_bytes(const py::bytes& data, const std::string& path, const std
   return parse(ane::Bytes(view.begin(), view.end()), path, open_options(format, std::nullopt, std::nullopt));
 }
 
-ProgramRef compile(const std::string& plist, const std::optional<std::string>& weights_dir,
+ProgramRef compile(const std::string& model, const std::optional<std::string>& weights,
                    const std::optional<std::string>& ident) {
-  ane::ParseOptions popts;
-  popts.weights_dir = weights_dir.value_or("");
   ane::CompileOptions copts;
-  copts.output_path = std::filesystem::path(plist).stem().string() + ".hwx";  // as hwx-build names its output
+  std::filesystem::path in(model);
+  if (!in.has_filename()) in = in.parent_path();  // "Model.mlmodelc/"
+  copts.output_path = in.stem().string() + ".hwx";  // as hwx-build names its output
   copts.ident = ident.value_or("");
   if (copts.ident.find('\0') != std::string::npos) raise("ident text contains a NUL byte");
   ane::Expected<ane::CompiledProgram> compiled = ane::make_error("");
   {
     py::gil_scoped_release unlocked;
-    auto net = ane::load_network(plist, popts);
+    auto net = ane::load_model(model, ane::ModelOptions{weights.value_or("")});
     compiled = net ? ane::compile_network(*net, copts) : ane::Expected<ane::CompiledProgram>(net.error());
   }
   ane::CompiledProgram c = take(std::move(compiled), "");
@@ -224,7 +225,7 @@ PYBIND11_MODULE(libane, m) {
       "libane: Apple Neural Engine (H13 / M1) programs from Python.\n\n"
       "Open .hwx files and anec images (open, parse), read their buffers, tasks and\n"
       "register fields, dump and diff them as hwx-dump does, compile ANECompiler\n"
-      "network plists as hwx-build does (compile), and execute programs on the\n"
+      "network plists and Core ML MIL as hwx-build does (compile), and execute programs on the\n"
       "register-level simulator with numpy arrays in and out (run).\n\n"
       "    p = libane.compile('net.plist')\n"
       "    outs = libane.run(p, {'x': x})          # dict name -> float16 [N,C,H,W]\n\n"
@@ -360,12 +361,16 @@ PYBIND11_MODULE(libane, m) {
       "diff(a, b) -> list of {'path', 'a', 'b'}\n\n"
       "The differences hwx-dump --diff reports: container fields, buffers, and every register field\n"
       "by task ('task[0].Common.InDim.Win'), with each side's value ('' when absent).");
-  m.def("compile", &compile, py::arg("plist"), py::arg("weights_dir") = py::none(), py::arg("ident") = py::none(),
-        "compile(plist, weights_dir=None, ident=None) -> Program\n\n"
-        "Compiles an ANECompiler network plist as hwx-build does. Weight files resolve against\n"
-        "weights_dir (default: the plist's directory). ident is the LC_IDENT text, written exactly\n"
-        "(default: hwx-build's, naming the plist and '<stem>.hwx'); with the same text the bytes\n"
-        "equal hwx-build's. Raises libane.Error('net.plist:27: unit ...: key ...: ...').");
+  m.def("compile", &compile, py::arg("model"), py::arg("weights_dir") = py::none(), py::arg("ident") = py::none(),
+        "compile(model, weights_dir=None, ident=None) -> Program\n\n"
+        "Compiles a network as hwx-build does. model is an ANECompiler network plist, Core ML MIL\n"
+        "text (model.mil) or a compiled bundle (Model.mlmodelc), told apart by content. weights_dir\n"
+        "is hwx-build's --weights: for a plist the directory its weight paths resolve against\n"
+        "(default: the plist's); for MIL what '@model_path' means (a directory), or one weight file\n"
+        "every BLOBFILE reads (default: the MIL file's directory). ident is the LC_IDENT text,\n"
+        "written exactly (default: hwx-build's, naming the input and '<stem>.hwx'); with the same\n"
+        "text the bytes equal hwx-build's. Raises libane.Error('net.plist:27: unit ...: key ...: ...'\n"
+        "or 'model.mil:7: op ...: argument ...: ...').");
   m.def("run", &run, py::arg("program"), py::arg("inputs"), py::arg("trace") = false, py::arg("options") = py::none(),
         py::arg("assume") = std::vector<std::string>{},
         "run(program, inputs, trace=False, options=None, assume=()) -> dict | (dict, list)\n\n"

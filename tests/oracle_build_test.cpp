@@ -21,7 +21,9 @@
 #include "ane/program.h"
 #include "ane/registers.h"
 #include "ane/sha256.h"
+#include "oracle_build_fields.h"
 #include "oracle_fixture.h"
+#include "oracle_plists.h"
 #include "plist_builder.h"
 #include "support.h"
 
@@ -29,77 +31,10 @@ namespace ane {
 namespace {
 
 using namespace test::pl;
+using oracle::reduction_version_field;
+using oracle::version_field;
 
 const std::string kDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/conv";
-
-// Fields the two compiler versions set differently, by register name prefix.
-// docs/compiler.md ("Convolutions: v4.2.1 and macOS 26") gives the evidence.
-const std::vector<std::pair<std::string, std::string>>& version_fields() {
-  static const std::vector<std::pair<std::string, std::string>> v = {
-      {"Header[1].ExeCycles", "macOS 26 writes a cycle estimate; v4.2.1 writes 0"},
-      {"Header[2].LogEvents", "0x42a (macOS 26) vs 0x422 (v4.2.1) on the last task"},
-      {"Header[8].RBase0", "slot order: macOS 26 binds inputs first (slot 4), v4.2.1 outputs first"},
-      {"Header[8].WBase", "slot order, as RBase0"},
-      {"KernelDMASrc.Unk1F8E", "four unnamed words: 0x40 in macOS 26, 0 in v4.2.1"},
-      {"KernelDMASrc.Unk1F8F", "as Unk1F8E8"},
-      {"Common.Cfg.ShPref", "engine scheduling hints (ShPref/ShMin/ShMax, AccDoubleBufEn) chosen per geometry; "
-                            "neither version's rule is known beyond its samples"},
-      {"Common.Cfg.ShMin", "as ShPref"},
-      {"Common.Cfg.ShMax", "as ShPref"},
-      {"Common.Cfg.AccDoubleBufEn", "as ShPref"},
-      {"Common.TileCfg.TileHeight", "rows per tile: a tiling choice for the L2 capacity (records split tall "
-                                    "outputs, e.g. 240 of 375 rows)"},
-      {"TileDMASrc.GroupStride", "macOS 26 writes the whole tensor as the group stride of an ungrouped task, "
-                                 "v4.2.1 writes 0"},
-      {"TileDMADst.GroupStride", "as TileDMASrc.GroupStride"},
-      {"TileDMADst.DMAConfig.L2BfrMode", "goes with the L2 result placement (below)"},
-      {"L2.", "the L2 buffer plan: where input rows and results sit in L2, how many rows a tile holds, row "
-              "padding; macOS 26 keeps conv results in L2 buffer mode, v4.2.1 uses the ConvResult strides"},
-  };
-  return v;
-}
-
-// A planar-engine task of hwx-build is laid out as v4.2.1's PE add: the
-// kernel-DMA block of an engine that reads no kernel.
-bool reduction_version_field(const std::string& name) {
-  return name.rfind("KernelDMASrc.", 0) == 0 || name == "TileDMASrc.Src2DMAConfig.CacheHint";
-}
-
-bool version_field(const std::string& name) {
-  for (const auto& [prefix, why] : version_fields())
-    if (name.rfind(prefix, 0) == 0) return true;
-  return false;
-}
-
-// The record's program as a network plist.
-Net network_of(const oracle::ConvRecord& c) {
-  Net n;
-  n.inputs = {{"x", input(static_cast<int>(c.cin), static_cast<int>(c.win), static_cast<int>(c.hin))}};
-  Dict params = conv_params();
-  params = with(params, "KernelWidth", integer(c.kw));
-  params = with(params, "KernelHeight", integer(c.kh));
-  params = with(params, "Step", array({integer(c.stride), integer(c.stride)}));
-  params = with(params, "PadTop", integer(c.pad_top));
-  params = with(params, "PadBot", integer(c.pad_bottom));
-  params = with(params, "PadLeft", integer(c.pad_left));
-  params = with(params, "PadRight", integer(c.pad_right));
-  Dict conv_unit = conv("x", static_cast<int>(c.cout), params);
-  conv_unit.emplace_back("NumGroups", integer(c.groups));
-  n.units = {{"conv", conv_unit}};
-  n.weights = {"w.weights"};
-  std::string last = "conv";
-  if (c.bias) {
-    n.weights.push_back("b.weights");
-    n.units.push_back({"bias", unit("conv", "GOC",
-                                    {{"BiasScaleGroupData", dict({{"BiasIndex", integer(1)},
-                                                                  {"BiasOffset", integer(0)},
-                                                                  {"BiasCount", integer(c.cout)},
-                                                                  {"BiasType", str("Float16")}})}})});
-    last = "bias";
-  }
-  n.outputs = {{"y@output", output(last)}};
-  return n;
-}
 
 class OracleBuild : public ::testing::TestWithParam<std::string> {};
 
@@ -112,7 +47,7 @@ TEST_P(OracleBuild, HwxBuildWritesTheRecordsTask) {
   ASSERT_TRUE(k.ok()) << k.error().message;
 
   test::TempDir dir;
-  const Net net = network_of(c);
+  const Net net = oracle::conv_record_network(c);
   test::write_text(dir.file("net.plist"), net.xml());
   test::write_bytes(dir.file("w.weights"), test::fp16_le_bytes(k->weights));
   if (c.bias) test::write_bytes(dir.file("b.weights"), test::fp16_le_bytes(k->bias));

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "ane/bytes.h"
 #include "ane/error.h"
 #include "ane/plist.h"
 
@@ -20,6 +21,7 @@ struct SourceRef {
   std::string owner;  // "unit 'conv1'", "input 'image'", "output 'probs@output'", "network 'net'"
   std::string key;    // "Params.KernelType" (empty: the owner itself)
   uint32_t line = 0;
+  std::string key_label = "key";  // "argument" for a network lowered from MIL
 };
 
 enum class ElementType { Float16, Float32, UInt8, Int8 };
@@ -71,6 +73,9 @@ struct NeuronParams {
   std::string type;                // "ReLU", "Sigmoid", "Tanh", ...
   std::optional<double> alpha;     // Params.Alpha: LeakyReLU's slope below 0 (libane's key)
   std::optional<double> min, max;  // Params.Min / Max: Clip's range (libane's keys)
+  // Added to the input before the table (NE.AccBias): MIL's rsqrt and
+  // inverse epsilon. No plist key: set only by the MIL lowering.
+  std::optional<double> input_bias;
 };
 
 struct ConcatParams {
@@ -113,6 +118,11 @@ struct Layer {
   LayerParams params;
   // Line of every key of the unit ("Bottom", "Params.KernelType", ...).
   std::vector<std::pair<std::string, uint32_t>> key_lines;
+  // A unit lowered from MIL: which argument of the op each plist key came
+  // from ("Params.Step" -> "strides"; a key ending in '*' is a prefix), so
+  // that the compiler's messages name the argument. Keys not listed name the
+  // op alone.
+  std::vector<std::pair<std::string, std::string>> key_arguments;
 
   // The SourceRef of one key (its line when present, else the unit's).
   SourceRef at(const std::string& key) const;
@@ -127,6 +137,10 @@ struct Network {
   std::vector<Layer> units;         // plist Units order
   std::vector<std::string> weights;           // as written in the plist
   std::vector<std::string> weight_paths;      // resolved against the weights directory
+  // The contents of weight file i when already in memory (MIL: the checked
+  // blob files, and constants written in the MIL text); an index past the
+  // end, or an empty entry, is read from weight_paths.
+  std::vector<Bytes> weight_contents;
   std::vector<std::string> inputs_sorted() const;  // input names in byte order
 };
 

@@ -19,7 +19,8 @@ Expected<std::vector<uint16_t>> WeightFiles::read(const SourceRef& index_ref, co
                          fmt::format("{} {} names weight file {}, but Weights lists {}", what, w.index, w.index,
                                      net_.weight_paths.size()));
   auto it = files_.find(w.index);
-  if (it == files_.end()) {
+  const bool in_memory = w.index < net_.weight_contents.size() && !net_.weight_contents[w.index].empty();
+  if (!in_memory && it == files_.end()) {
     // Only regular files: a plist naming /dev/zero or a FIFO must not hang the build.
     std::error_code ec;
     if (std::filesystem::exists(net_.weight_paths[w.index], ec) &&
@@ -38,7 +39,7 @@ Expected<std::vector<uint16_t>> WeightFiles::read(const SourceRef& index_ref, co
     }
     it = files_.emplace(w.index, std::move(bytes).value()).first;
   }
-  const Bytes& file = it->second;
+  const Bytes& file = in_memory ? net_.weight_contents[w.index] : it->second;
   const uint64_t esize = element_type_bytes(w.type);
   if (count > (uint64_t{1} << 40) / esize)
     return network_error(net_.path, offset_ref, fmt::format("{} of {} values is too large", what, count));

@@ -409,7 +409,12 @@ void neural_engine(ImageWriter& w, const Ctx& c) {
     w.set("NE.MACCfg.BiasMode", c.t.bias);
     w.set("NE.MACCfg.NonlinearMode", c.t.nonlinear);  // a fused ReLU
   } else {
-    w.set("NE.MACCfg.OpMode", 4);  // pass-through: no multiply-accumulate
+    if (c.t.acc_bias) {
+      w.set("NE.MACCfg.OpMode", 0);  // the accumulator adds AccBias, no kernel multiply
+      w.set("NE.AccBias.AccBias", *c.t.acc_bias);
+    } else {
+      w.set("NE.MACCfg.OpMode", 4);  // pass-through: no multiply-accumulate
+    }
     w.set("NE.MACCfg.KernelMode", 1);
     w.set("NE.MACCfg.NonlinearMode", c.t.nonlinear);
   }

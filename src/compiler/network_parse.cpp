@@ -47,7 +47,19 @@ SourceRef ref_in(const std::vector<std::pair<std::string, uint32_t>>& lines, con
 
 }  // namespace
 
-SourceRef Layer::at(const std::string& key) const { return ref_in(key_lines, ref, key); }
+SourceRef Layer::at(const std::string& key) const {
+  if (key_arguments.empty()) return ref_in(key_lines, ref, key);
+  SourceRef r = ref;
+  r.key_label = "argument";
+  for (const auto& [k, argument] : key_arguments) {
+    const bool prefix = !k.empty() && k.back() == '*';
+    if (prefix ? key.rfind(k.substr(0, k.size() - 1), 0) == 0 : key == k) {
+      r.key = argument;
+      break;
+    }
+  }
+  return r;
+}
 SourceRef TensorSpec::at(const std::string& key) const { return ref_in(key_lines, ref, key); }
 
 std::vector<std::string> Network::inputs_sorted() const {
@@ -61,7 +73,7 @@ Error network_error(const std::string& path, const SourceRef& ref, const std::st
   std::string msg = path;
   if (ref.line) msg += fmt::format(":{}", ref.line);
   if (!ref.owner.empty()) msg += ": " + ref.owner;
-  if (!ref.key.empty()) msg += fmt::format(": key '{}'", ref.key);
+  if (!ref.key.empty()) msg += fmt::format(": {} '{}'", ref.key_label, ref.key);
   return make_error(msg + ": " + what);
 }
 

@@ -54,6 +54,7 @@ struct TaskPlan {
   // NE
   uint32_t nonlinear = 0;       // 0 none, 1 ReLU, 2 lookup table
   uint16_t post_scale = 0x3c00; // NE.PostScale (fp16): the input scale before a table
+  std::optional<uint16_t> acc_bias;  // NE.AccBias (fp16) added first, MACCfg.OpMode 0 (MIL epsilons)
   bool clears_debug_event_13 = false;  // Header[4].DebugLogEvents bit 13 (ane/neuron_tables.h)
   // Conv: Cin/Cout of all groups; the window; the grouping
   uint32_t cin = 0, cout = 0;

@@ -1,10 +1,12 @@
 // Network -> Plan, part 2: one rule per layer type. Each checks that the
 // unit lies inside what Apple-compiled files pin down (docs/compiler.md),
 // creates the unit's result tensor and appends its task(s).
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
-#include <algorithm>
-
+#include "ane/fp16.h"
 #include "ane/neuron_tables.h"
 #include "planner.h"
 
@@ -247,6 +249,16 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
   if (p.max) args.max = *p.max;
   if (!(args.min < args.max))
     return fail(l.at("Params.Min"), fmt::format("Clip needs Min < Max, got {} and {}", args.min, args.max));
+  if (p.input_bias) {
+    // Apple's rsqrt(x, epsilon) record: AccBias = fp16(epsilon), MACCfg.OpMode
+    // 0; eiln's inv kernel: the same with Core ML's inverse epsilon 1e-4.
+    if (p.type != "Rsqrt" && p.type != "Inv")
+      return fail(l.at("Params.Type"), fmt::format("an input epsilon applies to Rsqrt and Inv only, not to '{}'", p.type));
+    const uint16_t bits = float_to_fp16(static_cast<float>(*p.input_bias));
+    if (!std::isfinite(*p.input_bias) || fp16_is_inf(bits) || *p.input_bias < 0)
+      return fail(l.at("Params.Type"), fmt::format("epsilon {} is not a non-negative finite fp16 value", *p.input_bias));
+    t.acc_bias = bits;
+  }
   if (p.type == "ReLU") {
     t.nonlinear = 1;
     ul.rule = "ReLU: neural-engine pass-through with NonlinearMode 1";
@@ -266,6 +278,7 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
                           table->rule);
     if (table->post_scale != 0x3c00)
       ul.rule += fmt::format("; PostScale {:#06x} scales the input first", table->post_scale);
+    if (t.acc_bias) ul.rule += fmt::format("; AccBias {:#06x} (the epsilon) is added first", *t.acc_bias);
     ul.notes.push_back(table->evidence.rfind("none", 0) == 0
                            ? fmt::format("{} table: {}", p.type, table->evidence)
                            : fmt::format("{} table: byte-equal to Apple's ({})", p.type, table->evidence));

@@ -1,4 +1,5 @@
-// hwx-build: compile an ANECompiler network plist into an H13 .hwx program.
+// hwx-build: compile an ANECompiler network plist, MIL text or an .mlmodelc
+// bundle into an H13 .hwx program.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ane/compiler.h"
+#include "ane/mil_network.h"
 
 namespace {
 
@@ -19,8 +21,16 @@ int fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "hwx-build: compile an ANECompiler network plist (net.plist + weight files) into the\n"
-      ".hwx program Apple's compiler (zin_ane_compiler v4.2.1, H13 / M1) would write.\n\n"
+      "hwx-build: compile a network into the .hwx program Apple's compiler (zin_ane_compiler\n"
+      "v4.2.1, H13 / M1) would write. The input is recognised by its content:\n"
+      "  an ANECompiler network plist (net.plist + the weight files it names);\n"
+      "  Core ML MIL text (model.mil; BLOBFILE weights in MILBlob v2 files, '@model_path' being\n"
+      "  the MIL file's directory unless --weights says otherwise);\n"
+      "  a compiled Core ML bundle (Model.mlmodelc: model.mil, weights/, metadata.json).\n"
+      "An .mlpackage is refused: compile it to .mlmodelc first. MIL ops: conv (+ bias), relu,\n"
+      "sigmoid, tanh, exp, exp2, sqrt, rsqrt, inverse, gelu, sign, relu6, clip, leaky_relu, add,\n"
+      "sub, mul, maximum, minimum, concat (channels), reshape (same surface),\n"
+      "reduce_sum/mean/max/min (docs/mil.md).\n\n"
       "Known layers: Conv 1x1 and 3x3 (stride 1 or 2, zero padding, grouped or depthwise) and the\n"
       "1x9 column, Float16/Float32 weights, a fused GOC bias and ReLU; Neuron ReLU and the table\n"
       "functions (Sigmoid, Tanh, Exp, Exp2, Log2, Inv, Sqrt, Rsqrt, Sign, ReLU6, Clip, LeakyReLU,\n"
@@ -31,14 +41,17 @@ int main(int argc, char** argv) {
       "(docs/compiler.md).\n\n"
       "Examples:\n"
       "  hwx-build net.plist -o model.hwx\n"
+      "  hwx-build Model.mlmodelc -o model.hwx\n"
+      "  hwx-build model.mil --weights weights/weight.bin -o model.hwx\n"
       "  hwx-build net.plist -o model.hwx --ident \"$(cat ident.txt; printf x)\"   (see --ident)\n"
       "  hwx-build --explain net.plist       which rule lowered each unit, and its tasks\n\n"
-      "Exit status: 0 written, 2 bad input (one line on stderr names file, line, unit and key).",
+      "Exit status: 0 written, 2 bad input (one line on stderr names file, line, unit and key,\n"
+      "or for MIL: file, line, op and argument).",
       "hwx-build"};
-  std::string plist, output, ident, ident_file, weights_dir;
+  std::string model, output, ident, ident_file, weights_dir;
   bool explain = false, assume_ocg = false, quiet = false;
-  app.add_option("plist", plist, "The network plist (XML)")->required();
-  app.add_option("-o,--output", output, "Where to write the .hwx (default: the plist's name with .hwx, here)")
+  app.add_option("model", model, "The network: a plist (XML), MIL text, or an .mlmodelc directory")->required();
+  app.add_option("-o,--output", output, "Where to write the .hwx (default: the input's name with .hwx, here)")
       ->type_name("FILE");
   app.add_option("--ident", ident,
                  "LC_IDENT text, written exactly (default: names hwx-build, its version and the paths). To rebuild "
@@ -47,8 +60,10 @@ int main(int argc, char** argv) {
   app.add_option("--ident-file", ident_file, "Read the LC_IDENT text from FILE (bytes taken exactly)")
       ->type_name("FILE")
       ->excludes("--ident");
-  app.add_option("--weights-dir", weights_dir, "Resolve relative weight paths against DIR (default: the plist's directory)")
-      ->type_name("DIR");
+  app.add_option("--weights,--weights-dir", weights_dir,
+                 "Plist: resolve relative weight paths against DIR (default: the plist's directory). MIL: "
+                 "'@model_path' is DIR, or every BLOBFILE reads FILE (default: the MIL file's directory)")
+      ->type_name("FILE|DIR");
   app.add_flag("--explain", explain, "Print, for each unit, the rule that lowered it and the tasks it made");
   app.add_flag("--assume-ocg-layout", assume_ocg,
                "Accepted for old command lines; no effect (the lane layout of >16 output channels is known)");
@@ -60,14 +75,16 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  ane::ParseOptions popts;
-  popts.weights_dir = weights_dir;
-  auto net = ane::load_network(plist, popts);
+  auto net = ane::load_model(model, ane::ModelOptions{weights_dir});
   if (!net) return fail(net.error().str());
 
   ane::CompileOptions copts;
   copts.assume_ocg_layout = assume_ocg;
-  if (output.empty()) output = std::filesystem::path(plist).stem().string() + ".hwx";
+  if (output.empty()) {
+    std::filesystem::path in(model);
+    if (!in.has_filename()) in = in.parent_path();  // "Model.mlmodelc/"
+    output = in.stem().string() + ".hwx";
+  }
   copts.output_path = output;
   if (!ident_file.empty()) {
     auto text = ane::read_file(ident_file);

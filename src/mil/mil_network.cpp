@@ -1,0 +1,269 @@
+// MIL main function -> Network: one unit per operation (a conv with a bias
+// becomes a Conv and a GOC), constants resolved where they are read. The
+// planner then decides what compiles, naming the MIL argument through each
+// unit's key_arguments. Rules and evidence: docs/mil.md.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ane/fp16.h"
+#include "mil_lowering.h"
+
+namespace ane::mil_lowering {
+namespace {
+
+// MIL activation -> plist Neuron type: only functions whose MIL definition is
+// the table's function exactly.
+const std::map<std::string, std::string, std::less<>>& neuron_ops() {
+  static const std::map<std::string, std::string, std::less<>> m = {
+      {"relu", "ReLU"},   {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"exp", "Exp"},
+      {"exp2", "Exp2"},   {"sqrt", "Sqrt"},       {"sign", "Sign"}, {"relu6", "ReLU6"},
+      {"clip", "Clip"},   {"leaky_relu", "LeakyReLU"}, {"gelu", "GELU"},
+      {"rsqrt", "Rsqrt"}, {"inverse", "Inv"},
+  };
+  return m;
+}
+
+// Ops that exist in MIL but have no faithful plist form here, with the reason.
+const std::map<std::string, std::string, std::less<>>& refused_ops() {
+  static const std::map<std::string, std::string, std::less<>> m = {
+      {"silu", "no table: Apple's silu record is not a one-table task libane knows"},
+      {"log", "natural log: the table is Log2 and no record shows the scaling Apple adds"},
+      {"matmul", "matmul is not in hwx-build's vocabulary"},
+      {"linear", "linear is not in hwx-build's vocabulary"},
+      {"softmax", "softmax is several tasks in Apple's output; not in hwx-build's vocabulary"},
+      {"layer_norm", "layer_norm is several tasks in Apple's output; not in hwx-build's vocabulary"},
+      {"real_div", "division is not in hwx-build's vocabulary"},
+  };
+  return m;
+}
+
+const std::map<std::string, std::string, std::less<>>& elementwise_ops() {
+  static const std::map<std::string, std::string, std::less<>> m = {
+      {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"maximum", "Max"}, {"minimum", "Min"}};
+  return m;
+}
+
+const std::map<std::string, std::string, std::less<>>& reduction_ops() {
+  static const std::map<std::string, std::string, std::less<>> m = {
+      {"reduce_sum", "Sum"}, {"reduce_mean", "Avg"}, {"reduce_max", "Max"}, {"reduce_min", "Min"}};
+  return m;
+}
+
+}  // namespace
+
+Status Lowering::lower(const Operation& op) {
+  if (op.op == "const") {
+    auto it = op.attributes.find("val");
+    if (it == op.attributes.end()) return fail(op, "val", "a const needs a val attribute");
+    consts_[op.result] = &it->second;
+    return Ok{};
+  }
+  if (op.op == "conv") return lower_conv(op);
+  if (auto n = neuron_ops().find(op.op); n != neuron_ops().end()) return lower_neuron(op, n->second);
+  if (auto e = elementwise_ops().find(op.op); e != elementwise_ops().end()) return lower_elementwise(op, e->second);
+  if (auto r = reduction_ops().find(op.op); r != reduction_ops().end()) return lower_reduction(op, r->second);
+  if (op.op == "concat") return lower_concat(op);
+  if (op.op == "reshape") return lower_reshape(op);
+  if (auto r = refused_ops().find(op.op); r != refused_ops().end()) return fail(op, "", "not supported: " + r->second);
+  if (op.op.rfind("constexpr_", 0) == 0)
+    return fail(op, "", "compressed weights (constexpr_*) are not supported: decompress them to fp16 first");
+  return fail(op, "", "not supported (docs/mil.md lists the ops hwx-build lowers)");
+}
+
+Status Lowering::lower_neuron(const Operation& op, const std::string& type) {
+  auto x = tensor(op, "x");
+  if (!x) return x.error();
+  Layer l = unit(op, op.result, "Neuron",
+                 {{"Bottom", "x"}, {"Params.Alpha", "alpha"}, {"Params.Min", "alpha"}, {"Params.Max", "beta"},
+                  {"Params.Type", op.op == "rsqrt" || op.op == "inverse" ? "epsilon" : ""}});
+  l.bottoms = {x->unit};
+  NeuronParams n;
+  n.type = type;
+  if (op.op == "clip") {
+    auto lo = real(op, "alpha"), hi = real(op, "beta");
+    if (!lo) return lo.error();
+    if (!hi) return hi.error();
+    if (!*lo || !*hi) return fail(op, !*lo ? "alpha" : "beta", "missing (required)");
+    n.min = **lo;
+    n.max = **hi;
+  } else if (op.op == "leaky_relu") {
+    auto a = real(op, "alpha");
+    if (!a) return a.error();
+    n.alpha = a->value_or(0.01);  // MIL's default
+  } else if (op.op == "gelu") {
+    // The GELU table is byte-equal to Apple's for mode EXACT (record unary_gelu_*).
+    auto mode = text(op, "mode", "EXACT");
+    if (!mode) return mode.error();
+    if (*mode != "EXACT")
+      return fail(op, "mode", fmt::format("'{}' is not supported: Apple's GELU table is the EXACT mode's", *mode));
+  } else if (op.op == "rsqrt" || op.op == "inverse") {
+    // x + epsilon, then the table (record unary_rsqrt_*: AccBias = fp16(epsilon)).
+    auto eps = real(op, "epsilon");
+    if (!eps) return eps.error();
+    n.input_bias = eps->value_or(op.op == "rsqrt" ? 1e-12 : 1e-4);  // MIL's defaults
+  }
+  l.params = n;
+  return add_unit(op, std::move(l), x->surface, x->type.shape);
+}
+
+Status Lowering::lower_elementwise(const Operation& op, const std::string& type) {
+  auto a = tensor(op, "x");
+  if (!a) return a.error();
+  auto b = tensor(op, "y");
+  if (!b) return b.error();
+  if (a->type.shape != b->type.shape)
+    return fail(op, "y",
+                fmt::format("y is {} and x is {}: broadcasting is not supported", mil::type_text(b->type),
+                            mil::type_text(a->type)));
+  Layer l = unit(op, op.result, "ElementWise", {{"Bottom", "x"}});
+  l.bottoms = {a->unit, b->unit};
+  ElementWiseParams e;
+  e.op = type;
+  l.params = e;
+  return add_unit(op, std::move(l), a->surface, a->type.shape);
+}
+
+Status Lowering::lower_concat(const Operation& op) {
+  const mil::Argument* a = op.argument("values");
+  if (!a) return fail(op, "values", "missing (required)");
+  const auto* tuple = std::get_if<mil::NameTuple>(a);
+  if (!tuple || tuple->names.empty()) return fail(op, "values", "expected a tuple of tensor names");
+  auto inter = flag(op, "interleave");
+  if (!inter) return inter.error();
+  if (inter->value_or(false)) return fail(op, "interleave", "interleaved concatenation is not supported");
+  Layer l = unit(op, op.result, "Concat", {{"Bottom", "values"}, {"Params.Dimension", "axis"}});
+  Surface made{};
+  std::optional<int> axis;
+  std::vector<int64_t> shape;
+  size_t mil_axis = 0;
+  for (const auto& name : tuple->names) {
+    auto v = tensor_named(op, "values", name);
+    if (!v) return v.error();
+    if (!axis) {
+      auto ax = ints(op, "axis", {}, true);
+      if (!ax) return ax.error();
+      if (ax->size() != 1) return fail(op, "axis", "expected one integer");
+      auto s = surface_axis(op, "axis", ax->front(), v->type.shape.size());
+      if (!s) return s.error();
+      if (*s != 1) return fail(op, "axis", "only concatenation along channels is supported");
+      axis = *s;
+      made = v->surface;
+      made.c = 0;
+      shape = v->type.shape;
+      mil_axis = static_cast<size_t>(*s) + shape.size() - 4;  // rank >= 4 - s here
+      shape[mil_axis] = 0;
+    }
+    if (v->type.shape.size() != shape.size())
+      return fail(op, "values", fmt::format("'{}' is {}: the operands' ranks differ", name, mil::type_text(v->type)));
+    shape[mil_axis] += v->type.shape[mil_axis];
+    if (v->surface.n != made.n || v->surface.h != made.h || v->surface.w != made.w)
+      return fail(op, "values", fmt::format("'{}' is {}: the operands differ outside the concatenated axis", name,
+                                            mil::type_text(v->type)));
+    made.c += v->surface.c;
+    l.bottoms.push_back(v->unit);
+  }
+  l.params = ConcatParams{};
+  return add_unit(op, std::move(l), made, shape);
+}
+
+Status Lowering::lower_reshape(const Operation& op) {
+  auto x = tensor(op, "x");
+  if (!x) return x.error();
+  auto shape = ints(op, "shape", {}, true);
+  if (!shape) return shape.error();
+  // One -1 takes what the others leave (MIL's rule); 0 and other negatives are refused.
+  int64_t known = 1;
+  int inferred = -1;
+  for (size_t i = 0; i < shape->size(); ++i) {
+    const int64_t d = (*shape)[i];
+    if (d == -1 && inferred < 0) {
+      inferred = static_cast<int>(i);
+    } else if (d < 1 || d > 0x7fffffff) {
+      return fail(op, "shape", fmt::format("dimension {} is not supported (positive sizes and one -1 are)", d));
+    } else {
+      known *= d;
+    }
+    if (known > (int64_t{1} << 40)) return fail(op, "shape", "the shape is too large");
+  }
+  const auto count = static_cast<int64_t>(x->type.element_count());
+  if (inferred >= 0) {
+    if (count % known != 0) return fail(op, "shape", fmt::format("{} elements do not divide by {}", count, known));
+    (*shape)[static_cast<size_t>(inferred)] = count / known;
+  } else if (known != count) {
+    return fail(op, "shape", fmt::format("{} elements where x has {}", known, count));
+  }
+  mil::Type to = op.result_type;
+  to.shape = *shape;
+  auto s = mil_surface(to);
+  if (!s) return fail(op, "shape", s.error().message);
+  Layer l = unit(op, op.result, "Reshape", {{"Bottom", "x"}, {"Params.Reshaped*", "shape"}});
+  l.bottoms = {x->unit};
+  ReshapeParams r;
+  r.batch = s->n;
+  r.channels = s->c;
+  r.height = s->h;
+  r.width = s->w;
+  l.params = r;
+  return add_unit(op, std::move(l), *s, *shape);
+}
+
+Status Lowering::lower_reduction(const Operation& op, const std::string& type) {
+  auto x = tensor(op, "x");
+  if (!x) return x.error();
+  auto axes = ints(op, "axes", {}, false);
+  if (!axes) return axes.error();
+  auto keep = flag(op, "keep_dims");
+  if (!keep) return keep.error();
+  if (axes->empty()) return fail(op, "axes", "a reduction over every axis is not supported");
+  Surface made = x->surface;
+  ReductionParams r;
+  r.op = type;
+  static const char* kNames[] = {"Batch", "Channel", "Height", "Width"};
+  const size_t rank = x->type.shape.size();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : *axes) {
+    auto s = surface_axis(op, "axes", a, rank);
+    if (!s) return s.error();
+    const size_t i = static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(rank) : a);
+    if (reduced[i]) return fail(op, "axes", fmt::format("axis {} is named twice", a));
+    reduced[i] = true;
+    r.dimensions.push_back(kNames[*s]);
+    (*s == 0 ? made.n : *s == 1 ? made.c : *s == 2 ? made.h : made.w) = 1;
+  }
+  std::vector<int64_t> shape;  // MIL's result: reduced axes 1, or gone
+  for (size_t i = 0; i < rank; ++i) {
+    if (!reduced[i]) {
+      shape.push_back(x->type.shape[i]);
+    } else if (keep->value_or(false)) {  // MIL's default is false
+      shape.push_back(1);
+    }
+  }
+  // keep_dims false moves the kept axes (MIL's rank drops): the surface of
+  // the declared result then has to be the same as with them kept.
+  Layer l = unit(op, op.result, "Reduction", {{"Bottom", "x"}, {"Params.Dimension", "axes"}, {"Params.Type", ""}});
+  l.bottoms = {x->unit};
+  l.params = r;
+  if (!keep->value_or(false) && op.result_type.shape == shape) {
+    auto declared = mil_surface(op.result_type);
+    if (declared && *declared != made)
+      return fail(op, "keep_dims",
+                  fmt::format("false lays the result out as {} where the reduction makes {}: not supported",
+                              surface_text(*declared), surface_text(made)));
+  }
+  return add_unit(op, std::move(l), made, shape);
+}
+
+}  // namespace ane::mil_lowering
+
+namespace ane {
+
+Expected<Network> network_of_mil(const mil::Program& program, const MilOptions& opts) {
+  return mil_lowering::Lowering(program, opts).run();
+}
+
+}  // namespace ane

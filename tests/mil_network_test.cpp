@@ -1,0 +1,376 @@
+// hwx-build from MIL, against Apple: every H13 convolution and reduction
+// record's own MIL text (tests/fixtures/oracles/h13/*/<case>.mil, verbatim)
+// is compiled with a weight file holding the values Apple's compiler read
+// (rebuilt from the record's formula; they hash to the record's constants).
+// The result must
+//   * equal, byte for byte, the program of the plist that says the same thing
+//     (so MIL and plist input share the planner and the lowering), and
+//   * equal Apple's task field by field outside the version fields
+//     (oracle_build_fields.h), with the constant section's SHA-256.
+// Records the plist path refuses must be refused from MIL too, naming the
+// MIL line, op and argument.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "ane/compiler.h"
+#include "ane/mil.h"
+#include "ane/mil_network.h"
+#include "ane/program.h"
+#include "ane/registers.h"
+#include "ane/sha256.h"
+#include "ane/sim.h"
+#include "ane/fp16.h"
+#include "oracle_build_fields.h"
+#include "oracle_fixture.h"
+#include "oracle_plists.h"
+#include "plist_builder.h"
+#include "support.h"
+
+namespace ane {
+namespace {
+
+using namespace test::pl;
+
+const std::string kOracles = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/";
+const std::string kIdent = "libane mil test";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string mil_path_of(const std::string& fx) { return fx.substr(0, fx.size() - 3) + ".mil"; }
+
+std::vector<std::string> records_with_mil(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& fx : oracle::fixture_files(dir))
+    if (std::filesystem::exists(mil_path_of(fx))) out.push_back(fx);
+  return out;
+}
+
+const mil::Operation* find_op(const mil::Function& f, const std::string& op) {
+  for (const auto& o : f.operations)
+    if (o.op == op) return &o;
+  return nullptr;
+}
+
+std::string name_argument(const mil::Operation& op, const std::string& argument) {
+  const mil::Argument* a = op.argument(argument);
+  if (!a) return "";
+  const auto* r = std::get_if<mil::NameRef>(a);
+  return r ? r->name : "";
+}
+
+Bytes fp16_bytes(const std::vector<uint16_t>& v) { return test::fp16_le_bytes(v); }
+
+// A MILBlob v2 file with a record (fp16, `data`) at each given offset, the
+// data placed from 256 on at 64-byte boundaries. The records' offsets are
+// the MIL's, as the record generator wrote them (64, and 88 for a bias).
+Bytes blob_file(const std::vector<std::pair<uint64_t, Bytes>>& records) {
+  Bytes out(256, 0);
+  put_u32(out, 0, static_cast<uint32_t>(records.size()));
+  put_u32(out, 4, 2);
+  for (const auto& [at, data] : records) {
+    const uint64_t data_at = (out.size() + 63) / 64 * 64;
+    put_u32(out, at, 0xdeadbeef);
+    put_u32(out, at + 4, 1);  // fp16
+    put_u64(out, at + 8, data.size());
+    put_u64(out, at + 16, data_at);
+    out.resize(data_at);
+    out.insert(out.end(), data.begin(), data.end());
+  }
+  return out;
+}
+
+Expected<CompiledProgram> compile_with_ident(const Network& n) {
+  CompileOptions o;
+  o.ident = kIdent;
+  return compile_network(n, o);
+}
+
+// Apple's task against ours, field by field outside the version fields.
+void expect_apple_fields(const oracle::Fixture& f, const CompiledProgram& built, bool reduction) {
+  auto apple = parse_program(oracle::anec_image(f, Bytes(f.constant_size, 0)), f.name + ".anec");
+  ASSERT_TRUE(apple.ok()) << apple.error().str();
+  ASSERT_EQ(apple->tasks.size(), 1u);
+  ASSERT_EQ(built.tasks.size(), 1u);
+  size_t compared = 0;
+  for (const FieldInfo& fi : RegisterDatabase::h13().fields()) {
+    if (oracle::version_field(fi.name) || (reduction && oracle::reduction_version_field(fi.name))) continue;
+    ++compared;
+    EXPECT_EQ(built.tasks[0].regs.get(fi), apple->tasks[0].regs.get(fi)) << f.name << ": " << fi.name;
+  }
+  EXPECT_GT(compared, 100u);
+}
+
+class MilConvRecord : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MilConvRecord, CompilesAsItsPlistAndAsApple) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  const std::string text = read_text(mil_path_of(GetParam()));
+  auto program = mil::parse_program(text, "model.mil");
+  ASSERT_TRUE(program.ok()) << program.error().str();
+  const mil::Function& main = program->functions.at(0);
+  const mil::Operation* conv = find_op(main, "conv");
+  ASSERT_NE(conv, nullptr);
+
+  const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
+  const uint64_t weight_count = uint64_t{c.cout} * (c.cin / c.groups) * c.kh * c.kw;
+  auto k = oracle::rebuild_constants(*f, weight_count, c.bias ? c.cout : 0);
+  ASSERT_TRUE(k.ok()) << k.error().message;
+
+  // The weight file: the weight's values at the weight's BLOBFILE offset, the
+  // bias's at its own (where both name one offset, the bias is the first
+  // values there: rebuild_constants reads both from the same start).
+  std::map<uint64_t, Bytes> at_offset;
+  const std::string w_name = name_argument(*conv, "weight"), b_name = name_argument(*conv, "bias");
+  ASSERT_EQ(!b_name.empty(), c.bias);
+  for (const auto& op : main.operations) {
+    if (op.op != "const") continue;
+    const auto* blob = std::get_if<mil::BlobRef>(&op.attributes.at("val").values);
+    if (!blob) continue;
+    ASSERT_TRUE(op.result == w_name || op.result == b_name) << op.result;
+    Bytes data = fp16_bytes(op.result == w_name ? k->weights : k->bias);
+    Bytes& slot = at_offset[blob->offset];
+    if (data.size() > slot.size()) {
+      if (!slot.empty()) {
+        ASSERT_TRUE(std::equal(slot.begin(), slot.end(), data.begin())) << "offset " << blob->offset;
+      }
+      slot = std::move(data);
+    }
+  }
+  test::TempDir dir;
+  test::write_text(dir.file("model.mil"), text);
+  test::write_bytes(dir.file("weights.bin"), blob_file({at_offset.begin(), at_offset.end()}));
+  auto net = load_model(dir.file("model.mil"));
+  ASSERT_TRUE(net.ok()) << net.error().str();
+  auto built = compile_with_ident(*net);
+
+  // The same network as a plist, with the units named as the MIL lowering names them.
+  const std::string y = conv->result;
+  oracle::ConvNames names;
+  names.input = main.inputs.at(0).name;
+  names.conv = c.bias ? y + "@conv" : y;
+  names.bias = y;
+  names.output = y + "@output";
+  const Net plist = oracle::conv_record_network(c, names);
+  test::write_text(dir.file("net.plist"), plist.xml());
+  test::write_bytes(dir.file("w.weights"), fp16_bytes(k->weights));
+  if (c.bias) test::write_bytes(dir.file("b.weights"), fp16_bytes(k->bias));
+  auto pnet = load_network(dir.file("net.plist"));
+  ASSERT_TRUE(pnet.ok()) << pnet.error().str();
+  auto from_plist = compile_with_ident(*pnet);
+
+  ASSERT_EQ(built.ok(), from_plist.ok()) << (built ? from_plist.error().str() : built.error().str());
+  if (!built) {
+    // The packer's refusal (a layout libane does not know), named at the conv.
+    const std::string m = built.error().str();
+    EXPECT_EQ(m.rfind(fmt::format("model.mil:{}: op 'conv'", conv->line), 0), 0u) << m;
+    std::cout << "[ refused  ] " << f->name << ": " << m << "\n";
+    return;
+  }
+  EXPECT_TRUE(built->bytes == from_plist->bytes) << f->name << ": MIL and plist programs differ";
+  if (f->tasks.size() == 1) expect_apple_fields(*f, *built, false);
+  // The constant section: Apple's SHA-256 (the records hash what the compiler read).
+  const auto* konst = built->file.find_section("__TEXT", "__const");
+  ASSERT_NE(konst, nullptr);
+  if (f->tasks.size() == 1) {
+    EXPECT_EQ(sha256_hex(built->file.section_data(*konst)), f->constant_sha256) << f->name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Records, MilConvRecord, ::testing::ValuesIn(records_with_mil(kOracles + "conv")),
+                         oracle::test_name);
+
+class MilReduceRecord : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MilReduceRecord, CompilesOrIsRefusedByName) {
+  auto f = oracle::load_fixture(GetParam());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  test::TempDir dir;
+  test::write_text(dir.file("model.mil"), read_text(mil_path_of(GetParam())));
+  // Refused by the lowering (keep_dims) or by the planner, or compiled.
+  auto net = load_model(dir.file("model.mil"));
+  Expected<CompiledProgram> built = net ? compile_with_ident(*net) : Expected<CompiledProgram>(net.error());
+  const auto axes = f->param_list("axes");
+  const auto shape = f->param_list("shape");
+  const bool channel = std::find(axes.begin(), axes.end(), 1) != axes.end();
+  const bool plane = axes == std::vector<uint64_t>{2, 3} || (axes == std::vector<uint64_t>{3} && shape[2] == 1) ||
+                     (axes == std::vector<uint64_t>{2} && shape[3] == 1);
+  std::array<uint64_t, 4> kept{shape[0], shape[1], shape[2], shape[3]};
+  for (uint64_t a : axes) kept[a] = 1;
+  const bool kept_layout = f->tensors.at(1).shape == kept;
+  if (channel || !plane || !kept_layout) {
+    ASSERT_FALSE(built.ok()) << f->name << " compiled";
+    const std::string m = built.error().str();
+    EXPECT_NE(m.find("model.mil:"), std::string::npos) << m;
+    EXPECT_NE(m.find(": op 'reduce_"), std::string::npos) << m;
+    std::cout << "[ refused  ] " << f->name << ": " << m << "\n";
+    return;
+  }
+  ASSERT_TRUE(built.ok()) << built.error().str();
+  auto apple = parse_program(oracle::anec_image(*f, Bytes(f->constant_size, 0)), f->name + ".anec");
+  ASSERT_TRUE(apple.ok());
+  const auto* win = RegisterDatabase::h13().find("Common.InDim.Win");
+  if (apple->tasks.size() != 1 || apple->tasks[0].regs.get(*win) != built->tasks[0].regs.get(*win)) {
+    std::cout << "[ folded   ] " << f->name << ": Apple reads the plane in other rows\n";
+    return;
+  }
+  expect_apple_fields(*f, *built, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Records, MilReduceRecord, ::testing::ValuesIn(records_with_mil(kOracles + "reduce")),
+                         oracle::test_name);
+
+
+// ---- element-wise and table records (h13/binary, h13/unary) ----------------
+//
+// macOS 26 writes these tasks with a fixed set of words v4.2.1 leaves alone
+// (hwx-build writes v4.2.1's). Each such field is listed with what Apple
+// writes; any other field that differs from Apple's fails the test, and an
+// entry no record needs fails it too (the list cannot hide a change).
+struct Macos26Field {
+  const char* family;  // "binary", "sub", "table", "relu", "bias": the records it applies to
+  const char* prefix;  // register field name prefix
+  const char* why;
+};
+const std::vector<Macos26Field>& macos26_fields() {
+  static const std::vector<Macos26Field> v = {
+      {"binary", "KernelDMASrc.CoeffDMAConfig[", "CacheHint 2 on every lane of a task that reads no kernel"},
+      {"binary", "KernelDMASrc.Unk1F8C", "0x80 in four unnamed words (0x1F8C8, 0x1F8CC)"},
+      {"binary", "KernelDMASrc.Unk1F8D", "0x80, as 0x1F8C8"},
+      {"binary", "NE.KernelCfg.PalettizedBits", "8, and MACCfg bit 20, on the idle neural engine of a planar task"},
+      {"binary", "NE.MACCfg.UnkBit20", "as PalettizedBits"},
+      {"binary", "TileDMADst.Fmt.ZeroPad", "ZeroPadFirst / Last 1 on planar tasks too"},
+      {"binary", "TileDMASrc.Src2GroupStride", "the whole second operand, as GroupStride (a version field)"},
+      {"binary", "TileDMASrc.Unk13840", "0x100"},
+      {"sub", "PE.Cfg.SecSrc", "a - b in one step: SecSrc 3, PreScale 1.0, operands in order; v4.2.1's form "
+                               "(eiln sub) is (-1 x b) + a"},
+      {"sub", "PE.PreScale", "as SecSrc"},
+      {"sub", "Header[8].RBase1", "as SecSrc (the operands' order)"},
+      {"table", "NE.KernelCfg.KernelFmt", "2 and BinaryPoint 28, as a convolution's"},
+      {"table", "NE.MACCfg.BinaryPoint", "as KernelFmt"},
+      {"table", "KernelDMASrc.CoeffDMAConfig[", "the table in a 2048-byte section read by all 16 lanes"},
+      {"table", "KernelDMASrc.CoeffBfrSize[", "as CoeffDMAConfig (relu: 0, no table)"},
+      {"bias", "Common.DPE.Category", "1 on a task that adds AccBias (rsqrt)"},
+  };
+  return v;
+}
+
+std::vector<std::string> families_of(const std::string& name) {
+  if (name.rfind("binary_", 0) == 0)
+    return name.find("_sub_") != std::string::npos ? std::vector<std::string>{"binary", "sub"}
+                                                   : std::vector<std::string>{"binary"};
+  if (name.find("rsqrt") != std::string::npos) return {"table", "bias"};
+  return {"table"};
+}
+
+std::vector<std::string> op_records() {
+  auto v = records_with_mil(kOracles + "binary");
+  for (auto& u : records_with_mil(kOracles + "unary")) v.push_back(u);
+  return v;
+}
+
+// Compiles one record's MIL and compares it with Apple's task; `used`
+// collects the listed fields that differed.
+void compare_op_record(const std::string& fx, std::set<std::string>& used) {
+  auto f = oracle::load_fixture(fx);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  test::TempDir dir;
+  test::write_text(dir.file("model.mil"), read_text(mil_path_of(fx)));
+  auto net = load_model(dir.file("model.mil"));
+  if (f->name.rfind("unary_silu", 0) == 0) {
+    ASSERT_FALSE(net.ok());
+    EXPECT_NE(net.error().str().find(":5: op 'silu': not supported"), std::string::npos) << net.error().str();
+    return;
+  }
+  ASSERT_TRUE(net.ok()) << net.error().str();
+  auto built = compile_with_ident(*net);
+  ASSERT_TRUE(built.ok()) << built.error().str();
+  auto apple = parse_program(oracle::anec_image(*f, Bytes(f->constant_size, 0)), f->name + ".anec");
+  ASSERT_TRUE(apple.ok()) << apple.error().str();
+  ASSERT_EQ(built->tasks.size(), 1u);
+  ASSERT_EQ(apple->tasks.size(), 1u);
+  const auto families = families_of(f->name);
+  for (const FieldInfo& fi : RegisterDatabase::h13().fields()) {
+    const uint32_t ours = built->tasks[0].regs.get(fi), theirs = apple->tasks[0].regs.get(fi);
+    if (ours == theirs || oracle::version_field(fi.name)) continue;
+    const Macos26Field* listed = nullptr;
+    for (const auto& m : macos26_fields())
+      if (fi.name.rfind(m.prefix, 0) == 0 && std::count(families.begin(), families.end(), m.family)) listed = &m;
+    if (listed) {
+      used.insert(std::string(listed->family) + " " + listed->prefix);
+      continue;
+    }
+    ADD_FAILURE() << f->name << ": " << fi.name << " hwx-build " << ours << ", Apple " << theirs;
+  }
+  // The constants: v4.2.1 stores a table's 128 bytes, macOS 26 the same
+  // bytes in a 2048-byte section; an element-wise task's section is zeros.
+  const auto* konst = built->file.find_section("__TEXT", "__const");
+  ASSERT_NE(konst, nullptr);
+  auto data = built->file.section_data(*konst);
+  Bytes padded(data.begin(), data.end());
+  ASSERT_LE(padded.size(), f->constant_size);
+  padded.resize(f->constant_size, 0);
+  EXPECT_EQ(sha256_hex(padded), f->constant_sha256) << f->name;
+}
+
+class MilOpRecord : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MilOpRecord, CompilesAsAppleOutsideTheListedFields) {
+  std::set<std::string> used;
+  compare_op_record(GetParam(), used);
+}
+
+INSTANTIATE_TEST_SUITE_P(Records, MilOpRecord, ::testing::ValuesIn(op_records()), oracle::test_name);
+
+// Every listed field is needed by some record.
+TEST(MilOpRecordList, EveryListedFieldIsNeeded) {
+  std::set<std::string> used;
+  for (const auto& fx : op_records()) compare_op_record(fx, used);
+  for (const auto& m : macos26_fields())
+    EXPECT_TRUE(used.count(std::string(m.family) + " " + m.prefix)) << m.family << " " << m.prefix;
+}
+
+// rsqrt(x, epsilon) and inverse(x, epsilon) add the epsilon before the table
+// (AccBias): the result follows 1 / sqrt(x + eps) and 1 / (x + eps), also
+// where x is 0 and the table alone would give infinity.
+TEST(MilEpsilon, RsqrtAndInverseAddTheirEpsilon) {
+  for (const auto& [op, f] : std::vector<std::pair<std::string, double (*)(double)>>{
+           {"rsqrt", [](double v) { return 1 / std::sqrt(v); }}, {"inverse", [](double v) { return 1 / v; }}}) {
+    test::TempDir dir;
+    test::write_text(dir.file("model.mil"),
+                     "program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 64, 1, 1]> x) {\n"
+                     "    tensor<fp16, [1, 64, 1, 1]> y = " + op +
+                         "(x = x, epsilon = fp32(0.25))[name = string(\"y\")];\n  } -> (y);\n}\n");
+    auto net = load_model(dir.file("model.mil"));
+    ASSERT_TRUE(net.ok()) << net.error().str();
+    auto built = compile_with_ident(*net);
+    ASSERT_TRUE(built.ok()) << built.error().str();
+    auto program = parse_program(built->bytes, "m.hwx");
+    ASSERT_TRUE(program.ok());
+    auto sim = sim::Simulator::create(*program);
+    ASSERT_TRUE(sim.ok()) << sim.error().str();
+    sim::Tensor in;
+    in.nchw = {1, 64, 1, 1};
+    for (int i = 0; i < 64; ++i) in.data.push_back(float_to_fp16(static_cast<float>(i) / 8));  // 0 .. 7.875
+    ASSERT_TRUE(sim->set_input("x", in).ok());
+    ASSERT_TRUE(sim->run().ok());
+    auto out = sim->read_buffer(sim->outputs().at(0).name);
+    ASSERT_TRUE(out.ok());
+    for (int i = 0; i < 64; ++i) {
+      const double want = f(i / 8.0 + 0.25);
+      EXPECT_NEAR(fp16_to_float(out->data[i]), want, 2e-3 * want + std::ldexp(want, -11)) << op << " x = " << i / 8.0;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ane

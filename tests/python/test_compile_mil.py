@@ -1,0 +1,46 @@
+"""libane.compile on Core ML input: MIL text and an .mlmodelc bundle, as hwx-build compiles them."""
+import shutil
+
+import numpy as np
+import pytest
+
+import libane
+from conftest import SOURCE_DIR, tool_ok
+
+BUNDLE = SOURCE_DIR / "tests" / "fixtures" / "coreml" / "add_model.mlmodelc"
+
+
+def test_bundle_compiles_as_hwx_build_and_multiplies(tmp_path):
+    out = tmp_path / "cli.hwx"
+    tool_ok("HWX_BUILD", BUNDLE, "-o", out, "--ident", "x")
+    p = libane.compile(str(BUNDLE), ident="x")
+    assert p.to_bytes() == out.read_bytes()
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-4, 4, (1, 10)).astype(np.float16)
+    y = rng.uniform(-4, 4, (1, 10)).astype(np.float16)
+    outs = libane.run(p, {"x": x.reshape(1, 1, 1, 10), "y": y.reshape(1, 1, 1, 10)})
+    # One fp16 product, rounded once: exact in fp32, so the reference is too.
+    want = (x.astype(np.float32) * y.astype(np.float32)).astype(np.float16).reshape(1, 1, 1, 10)
+    assert list(outs) == ["var_3@output"]
+    np.testing.assert_array_equal(outs["var_3@output"].view(np.uint16), want.view(np.uint16))
+
+
+def test_mil_text_with_its_weights_file(tmp_path):
+    shutil.copy(BUNDLE / "model.mil", tmp_path / "model.mil")
+    assert libane.compile(str(tmp_path / "model.mil"), ident="x").to_bytes() == \
+        libane.compile(str(BUNDLE), ident="x").to_bytes()
+
+
+def test_errors_name_the_mil_line_and_op(tmp_path):
+    text = (BUNDLE / "model.mil").read_text().replace("mul(", "matmul(")
+    (tmp_path / "model.mil").write_text(text)
+    with pytest.raises(libane.Error, match=r"model\.mil:5: op 'matmul': not supported"):
+        libane.compile(str(tmp_path / "model.mil"))
+
+
+def test_mlpackage_is_refused_with_a_pointer(tmp_path):
+    pkg = tmp_path / "Model.mlpackage"
+    pkg.mkdir()
+    (pkg / "Manifest.json").write_text("{}")
+    with pytest.raises(libane.Error, match="coremlcompiler compile"):
+        libane.compile(str(pkg))
