@@ -31,7 +31,7 @@ const std::map<std::string, std::string, std::less<>>& neuron_ops() {
 // Ops that exist in MIL but have no faithful plist form here, with the reason.
 const std::map<std::string, std::string, std::less<>>& refused_ops() {
   static const std::map<std::string, std::string, std::less<>> m = {
-      {"silu", "no table: Apple's silu record is not a one-table task libane knows"},
+      {"silu", "libane has no SiLU lookup table (Apple compiles silu to one table task; its nodes are not reproduced yet)"},
       {"log", "natural log: the table is Log2 and no record shows the scaling Apple adds"},
       {"matmul", "matmul is not in hwx-build's vocabulary"},
       {"linear", "linear is not in hwx-build's vocabulary"},
