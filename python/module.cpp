@@ -103,8 +103,17 @@ ProgramRef parse_bytes(const py::bytes& data, const std::string& path, const std
 }
 
 ProgramRef compile(const std::string& model, const std::optional<std::string>& weights,
-                   const std::optional<std::string>& ident) {
+                   const std::optional<std::string>& ident, const std::optional<std::string>& compiler) {
   ane::CompileOptions copts;
+  // As hwx-build: macos26 for Core ML input, v4.2.1 for plists, unless named.
+  auto kind = ane::detect_model_kind(model);
+  if (!kind) raise(kind.error().str());
+  copts.profile = *kind == ane::ModelKind::Plist ? ane::CompilerProfile::V421 : ane::CompilerProfile::Macos26;
+  if (compiler) {
+    auto p = ane::compiler_profile_of_name(*compiler);
+    if (!p) raise("compiler '" + *compiler + "': expected 'v4.2.1' or 'macos26'");
+    copts.profile = *p;
+  }
   std::filesystem::path in(model);
   if (!in.has_filename()) in = in.parent_path();  // "Model.mlmodelc/"
   copts.output_path = in.stem().string() + ".hwx";  // as hwx-build names its output
@@ -362,14 +371,17 @@ PYBIND11_MODULE(libane, m) {
       "The differences hwx-dump --diff reports: container fields, buffers, and every register field\n"
       "by task ('task[0].Common.InDim.Win'), with each side's value ('' when absent).");
   m.def("compile", &compile, py::arg("model"), py::arg("weights_dir") = py::none(), py::arg("ident") = py::none(),
-        "compile(model, weights_dir=None, ident=None) -> Program\n\n"
+        py::arg("compiler") = py::none(),
+        "compile(model, weights_dir=None, ident=None, compiler=None) -> Program\n\n"
         "Compiles a network as hwx-build does. model is an ANECompiler network plist, Core ML MIL\n"
         "text (model.mil) or a compiled bundle (Model.mlmodelc), told apart by content. weights_dir\n"
         "is hwx-build's --weights: for a plist the directory its weight paths resolve against\n"
         "(default: the plist's); for MIL what '@model_path' means (a directory), or one weight file\n"
         "every BLOBFILE reads (default: the MIL file's directory). ident is the LC_IDENT text,\n"
         "written exactly (default: hwx-build's, naming the input and '<stem>.hwx'); with the same\n"
-        "text the bytes equal hwx-build's. Raises libane.Error('net.plist:27: unit ...: key ...: ...'\n"
+        "text the bytes equal hwx-build's. compiler is hwx-build's --compiler ('v4.2.1' or 'macos26';\n"
+        "default: macos26 for Core ML input, v4.2.1 for plists).\n"
+        "Raises libane.Error('net.plist:27: unit ...: key ...: ...'\n"
         "or 'model.mil:7: op ...: argument ...: ...').");
   m.def("run", &run, py::arg("program"), py::arg("inputs"), py::arg("trace") = false, py::arg("options") = py::none(),
         py::arg("assume") = std::vector<std::string>{},

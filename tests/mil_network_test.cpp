@@ -88,10 +88,87 @@ Bytes blob_file(const std::vector<std::pair<uint64_t, Bytes>>& records) {
   return out;
 }
 
-Expected<CompiledProgram> compile_with_ident(const Network& n) {
+Expected<CompiledProgram> compile_with_ident(const Network& n, CompilerProfile profile = CompilerProfile::V421) {
   CompileOptions o;
   o.ident = kIdent;
+  o.profile = profile;
   return compile_network(n, o);
+}
+
+// Under the macos26 profile, the fields that still differ from Apple's
+// records, and why (docs/mil.md, "Compiler profiles"). Every other field
+// must equal the record's.
+const std::vector<std::pair<std::string, std::string>>& macos26_remaining() {
+  static const std::vector<std::pair<std::string, std::string>> v = {
+      {"Header[1].ExeCycles", "a cycle estimate: no rule the records show"},
+      {"Common.Cfg.ShPref", "scheduling hints (ShPref, ShMin, ShMax, AccDoubleBufEn): no rule the records show"},
+      {"Common.Cfg.ShMin", "as ShPref"},
+      {"Common.Cfg.ShMax", "as ShPref"},
+      {"Common.Cfg.AccDoubleBufEn", "as ShPref"},
+      {"Common.TileCfg.TileHeight", "convolutions: rows per tile, a tiling choice"},
+      {"TileDMADst.DMAConfig.L2BfrMode", "convolutions: macOS 26 keeps results in L2 buffer mode (the L2 plan)"},
+      {"L2.", "convolutions: the L2 buffer plan"},
+  };
+  return v;
+}
+
+bool macos26_remaining_field(const std::string& name) {
+  for (const auto& [prefix, why] : macos26_remaining())
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// The macos26 profile's task against Apple's: equal outside macos26_remaining().
+void expect_macos26_fields(const oracle::Fixture& f, const Network& net) {
+  auto built = compile_with_ident(net, CompilerProfile::Macos26);
+  ASSERT_TRUE(built.ok()) << built.error().str();
+  auto apple = parse_program(oracle::anec_image(f, Bytes(f.constant_size, 0)), f.name + ".anec");
+  ASSERT_TRUE(apple.ok()) << apple.error().str();
+  ASSERT_EQ(built->tasks.size(), 1u);
+  for (const FieldInfo& fi : RegisterDatabase::h13().fields()) {
+    const uint32_t ours = built->tasks[0].regs.get(fi), theirs = apple->tasks[0].regs.get(fi);
+    if (ours != theirs && !macos26_remaining_field(fi.name))
+      ADD_FAILURE() << f.name << " (macos26): " << fi.name << " hwx-build " << ours << ", Apple " << theirs;
+  }
+  // The constant section: Apple's bytes exactly (tables in 2048 bytes).
+  const auto* konst = built->file.find_section("__TEXT", "__const");
+  ASSERT_NE(konst, nullptr);
+  EXPECT_EQ(sha256_hex(built->file.section_data(*konst)), f.constant_sha256) << f.name << " (macos26)";
+}
+
+// Both profiles' programs compute the same bits on the simulator.
+void expect_profiles_run_alike(const Network& net, uint32_t seed) {
+  auto a = compile_with_ident(net, CompilerProfile::V421);
+  auto b = compile_with_ident(net, CompilerProfile::Macos26);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto pa = parse_program(a->bytes, "v421.hwx");
+  auto pb = parse_program(b->bytes, "macos26.hwx");
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  auto sa = sim::Simulator::create(*pa);
+  auto sb = sim::Simulator::create(*pb);
+  ASSERT_TRUE(sa.ok()) << sa.error().str();
+  ASSERT_TRUE(sb.ok()) << sb.error().str();
+  uint32_t state = seed;
+  for (const auto& in : net.inputs) {
+    sim::Tensor t;
+    t.nchw = {1, in.channels, in.height, in.width};
+    for (uint64_t i = 0; i < uint64_t{in.channels} * in.height * in.width; ++i) {
+      state = state * 1664525u + 1013904223u;
+      t.data.push_back(float_to_fp16(static_cast<float>(state >> 8) / 16777216.0f * 4 - 1));  // [-1, 3)
+    }
+    ASSERT_TRUE(sa->set_input(in.name, t).ok());
+    ASSERT_TRUE(sb->set_input(in.name, t).ok());
+  }
+  auto ra = sa->run();
+  auto rb = sb->run();
+  ASSERT_TRUE(ra.ok()) << ra.error().str();
+  ASSERT_TRUE(rb.ok()) << rb.error().str();
+  for (const auto& out : net.outputs) {
+    auto oa = sa->read_buffer(out.name);
+    auto ob = sb->read_buffer(out.name);
+    ASSERT_TRUE(oa.ok() && ob.ok());
+    EXPECT_EQ(oa->data, ob->data) << out.name;
+  }
 }
 
 // Apple's task against ours, field by field outside the version fields.
@@ -177,7 +254,11 @@ TEST_P(MilConvRecord, CompilesAsItsPlistAndAsApple) {
     return;
   }
   EXPECT_TRUE(built->bytes == from_plist->bytes) << f->name << ": MIL and plist programs differ";
-  if (f->tasks.size() == 1) expect_apple_fields(*f, *built, false);
+  if (f->tasks.size() == 1) {
+    expect_apple_fields(*f, *built, false);
+    expect_macos26_fields(*f, *net);
+    if (c.cin * c.hin * c.win <= 64 * 16 * 16) expect_profiles_run_alike(*net, c.cin + c.cout);
+  }
   // The constant section: Apple's SHA-256 (the records hash what the compiler read).
   const auto* konst = built->file.find_section("__TEXT", "__const");
   ASSERT_NE(konst, nullptr);
@@ -320,6 +401,8 @@ void compare_op_record(const std::string& fx, std::set<std::string>& used) {
   ASSERT_LE(padded.size(), f->constant_size);
   padded.resize(f->constant_size, 0);
   EXPECT_EQ(sha256_hex(padded), f->constant_sha256) << f->name;
+  expect_macos26_fields(*f, *net);
+  expect_profiles_run_alike(*net, 7);
 }
 
 class MilOpRecord : public ::testing::TestWithParam<std::string> {};

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ane/bytes.h"
@@ -20,7 +22,16 @@
 
 namespace ane {
 
+// Whose layout hwx-build writes. v4.2.1: zin_ane_compiler v4.2.1, byte for
+// byte on Apple's plist pairs. macos26: the words the macOS 26 compiler
+// writes differently (docs/mil.md, "Compiler profiles"), as far as its
+// records show a rule; the rest stays v4.2.1's.
+enum class CompilerProfile { V421, Macos26 };
+const char* compiler_profile_name(CompilerProfile p);  // "v4.2.1", "macos26"
+std::optional<CompilerProfile> compiler_profile_of_name(std::string_view name);
+
 struct CompileOptions {
+  CompilerProfile profile = CompilerProfile::V421;
   // LC_IDENT text, written exactly (a NUL and zero padding follow). Empty:
   // default_ident() of the plist path and output path below.
   std::string ident;

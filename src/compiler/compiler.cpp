@@ -66,6 +66,16 @@ Status verify(const Network& net, const compiler::Plan& plan, const std::vector<
 
 }  // namespace
 
+const char* compiler_profile_name(CompilerProfile p) {
+  return p == CompilerProfile::Macos26 ? "macos26" : "v4.2.1";
+}
+
+std::optional<CompilerProfile> compiler_profile_of_name(std::string_view name) {
+  if (name == "v4.2.1") return CompilerProfile::V421;
+  if (name == "macos26") return CompilerProfile::Macos26;
+  return std::nullopt;
+}
+
 Expected<CompiledProgram> compile_network(const Network& net, const CompileOptions& opts) {
   auto plan = compiler::plan_network(net, opts);
   if (!plan) return plan.error();

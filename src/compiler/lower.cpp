@@ -125,7 +125,7 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   w.set("Header[0].LNID", last && c.plan.tasks.size() > 1);
   w.set("Header[0].EON", last);
   w.set("Header[1].NextSize", last ? 0 : task_words_minus_one());
-  w.set("Header[2].LogEvents", last ? 0x422 : 0x400);
+  w.set("Header[2].LogEvents", last ? (c.plan.macos26() ? 0x42a : 0x422) : 0x400);
   w.set("Header[4].DebugLogEvents",
         ((c.t.compiler_copy ? 0x68 : 0xfff868) & ~(c.t.clears_debug_event_13 ? 0x2000u : 0u)) + (last ? 2 : 0));
   for (const char* f : {"Header[6].SPL", "Header[6].TSR", "Header[6].TSE", "Header[6].SrcLoc", "Header[6].DstLoc"})
@@ -149,15 +149,26 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
 }
 
 void kernel_dma(ImageWriter& w, const Ctx& c) {
-  if (c.planar()) return;  // the planar engine reads no kernel data: the block stays 0
+  const bool macos26 = c.plan.macos26();
+  if (macos26) {
+    // Four unnamed words 0x40 on every task (records, all kinds).
+    for (const char* f : {"KernelDMASrc.Unk1F8E8.Value", "KernelDMASrc.Unk1F8EC.Value", "KernelDMASrc.Unk1F8F0.Value",
+                          "KernelDMASrc.Unk1F8F4.Value"})
+      w.word(f, 0x40);
+  }
+  // v4.2.1: the planar engine reads no kernel data and the block stays 0;
+  // macOS 26 writes the cache hints and 0x1F8C8 - 0x1F8D4 there too.
+  if (c.planar() && !macos26) return;
   // 0x40 with kernel data, 0x60 with the zero-skipping form (records).
   if (c.t.reads_kernel()) w.word("KernelDMASrc.Unk1F800.Value", c.t.sparse ? 0x60 : 0x40);
+  // Unused lanes: 0x40 bytes in v4.2.1; macOS 26 writes 0 on a relu (no table).
+  const uint64_t unused_size = c.planar() || (macos26 && c.t.kind == TaskKind::Pass) ? 0 : 0x40;
   for (size_t i = 0; i < 16; ++i) {
     const bool used = i < c.t.lane_offsets.size();
     w.set(fmt::format("KernelDMASrc.CoeffDMAConfig[{}].En", i).c_str(), used);
     w.set(fmt::format("KernelDMASrc.CoeffDMAConfig[{}].CacheHint", i).c_str(), 2);
     if (used) w.dma(fmt::format("KernelDMASrc.CoeffBaseAddr[{}].Addr", i).c_str(), c.kbase + c.t.lane_offsets[i]);
-    w.dma(fmt::format("KernelDMASrc.CoeffBfrSize[{}].MemBfrSize", i).c_str(), used ? c.t.lane_sizes[i] : 0x40);
+    w.dma(fmt::format("KernelDMASrc.CoeffBfrSize[{}].MemBfrSize", i).c_str(), used ? c.t.lane_sizes[i] : unused_size);
   }
   for (const char* f : {"KernelDMASrc.Unk1F8C8.Value", "KernelDMASrc.Unk1F8CC.Value", "KernelDMASrc.Unk1F8D0.Value",
                         "KernelDMASrc.Unk1F8D4.Value"})
@@ -245,19 +256,23 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels, uint32_t grou
   w.dma("TileDMASrc.RowStride.Stride", s.row_stride);
   w.dma("TileDMASrc.PlaneStride.PlaneStride", s.plane_stride);
   w.dma("TileDMASrc.DepthStride.Stride", uint64_t{channels} * s.plane_stride);
-  // Groups of a grouped convolution follow each other (records: Cin/groups planes).
-  if (group_channels != channels) w.dma("TileDMASrc.GroupStride.Stride", uint64_t{group_channels} * s.plane_stride);
+  // Groups of a grouped convolution follow each other (records: Cin/groups
+  // planes); macOS 26 writes the whole tensor for one group.
+  if (group_channels != channels)
+    w.dma("TileDMASrc.GroupStride.Stride", uint64_t{group_channels} * s.plane_stride);
+  else if (c.plan.macos26())
+    w.dma("TileDMASrc.GroupStride.Stride", uint64_t{channels} * s.plane_stride);
   tensor_format(w, "TileDMASrc.Fmt");
   if (c.planar()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     w.dma("TileDMASrc.Src2RowStride.Stride", b.row_stride);
     w.dma("TileDMASrc.Src2PlaneStride.PlaneStride", b.plane_stride);
     w.dma("TileDMASrc.Src2DepthStride.Stride", uint64_t{b.c} * b.plane_stride);
+    if (c.plan.macos26()) w.dma("TileDMASrc.Src2GroupStride.Stride", uint64_t{b.c} * b.plane_stride);
     w.set("TileDMASrc.Src2Fmt.Truncate", 3);
     w.set("TileDMASrc.Src2Fmt.MemFmt", 2);
-  } else {
-    w.word("TileDMASrc.Unk13840.Value", 0x100);
   }
+  if (!c.planar() || c.plan.macos26()) w.word("TileDMASrc.Unk13840.Value", 0x100);
 }
 
 // L2 configuration words shared by the source and result sides.
@@ -386,7 +401,7 @@ void planar_engine(ImageWriter& w, const Ctx& c) {
     return;
   }
   if (!c.planar()) return;
-  w.set("PE.Cfg.SecSrc", 2);
+  w.set("PE.Cfg.SecSrc", c.t.subtract_second ? 3 : 2);
   // OpMode 0 add, 1 mul, 2 max, 3 min (docs/simulator.md, "Planar engine").
   const uint32_t op = c.t.kind == TaskKind::PlanarMul ? 1 : c.t.kind == TaskKind::PlanarMax ? 2
                       : c.t.kind == TaskKind::PlanarMin ? 3 : 0;
@@ -397,11 +412,16 @@ void planar_engine(ImageWriter& w, const Ctx& c) {
 }
 
 void neural_engine(ImageWriter& w, const Ctx& c) {
-  if (c.planar()) return;
+  if (c.planar() && !c.plan.macos26()) return;
   w.set("NE.KernelCfg.PalettizedBits", 8);
   w.set("NE.MACCfg.UnkBit20", 1);
-  if (c.reduce()) return;  // the neural engine idles (records: KernelCfg 0x80, MACCfg 0x100000)
+  if (c.reduce() || c.planar()) return;  // the neural engine idles (records: KernelCfg 0x80, MACCfg 0x100000)
   w.set("NE.PostScale.PostScale", c.t.post_scale);
+  if (c.t.kind != TaskKind::Conv && c.plan.macos26()) {
+    // macOS 26 writes a pass-through's format and binary point as a convolution's.
+    w.set("NE.KernelCfg.KernelFmt", kFmtFp16);
+    w.set("NE.MACCfg.BinaryPoint", 28);
+  }
   if (c.t.kind == TaskKind::Conv) {
     w.set("NE.KernelCfg.KernelFmt", kFmtFp16);
     w.set("NE.KernelCfg.SparseFmt", c.t.sparse);
@@ -412,6 +432,7 @@ void neural_engine(ImageWriter& w, const Ctx& c) {
     if (c.t.acc_bias) {
       w.set("NE.MACCfg.OpMode", 0);  // the accumulator adds AccBias, no kernel multiply
       w.set("NE.AccBias.AccBias", *c.t.acc_bias);
+      if (c.plan.macos26()) w.set("Common.DPE.Category", 1);  // record unary_rsqrt_*
     } else {
       w.set("NE.MACCfg.OpMode", 4);  // pass-through: no multiply-accumulate
     }
@@ -431,8 +452,10 @@ void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels, uint32_
   w.dma("TileDMADst.DepthStride.DepthStride", uint64_t{depth_channels} * d.plane_stride);
   if (group_channels != depth_channels)
     w.dma("TileDMADst.GroupStride.GroupStride", uint64_t{group_channels} * d.plane_stride);
+  else if (c.plan.macos26())
+    w.dma("TileDMADst.GroupStride.GroupStride", uint64_t{depth_channels} * d.plane_stride);
   tensor_format(w, "TileDMADst.Fmt");
-  if (!c.planar()) {
+  if (!c.planar() || c.plan.macos26()) {
     w.set("TileDMADst.Fmt.ZeroPadLast", 1);
     w.set("TileDMADst.Fmt.ZeroPadFirst", 1);
   }

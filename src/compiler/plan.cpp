@@ -9,6 +9,7 @@
 namespace ane::compiler {
 
 Expected<Plan> Planner::run() {
+  plan_.profile = opts_.profile;
   if (auto s = place_inputs(); !s) return s.error();
   auto order = schedule();
   for (const Layer* l : order) {
@@ -80,10 +81,22 @@ Status Planner::place_inputs() {
     if (!t) return t.error();
     t->home = Tensor::Home::Input;
     t->buffer = static_cast<int>(j);
-    t->slot = kFirstBufferSlot + static_cast<int>(net_.outputs.size() + j);
+    t->slot = plan_.macos26() ? macos26_slot(s.name) : kFirstBufferSlot + static_cast<int>(net_.outputs.size() + j);
     tensor_of_[s.name] = add_tensor(std::move(t).value());
   }
   return Ok{};
+}
+
+// v4.2.1 binds the outputs first, then the inputs. macOS 26 binds inputs
+// and outputs together in name order (records: inputs x and z, output y
+// take slots 4, 6 and 5).
+int Planner::macos26_slot(const std::string& name) const {
+  std::vector<std::string> names;
+  for (const auto& i : net_.inputs) names.push_back(i.name);
+  for (const auto& o : net_.outputs) names.push_back(o.name);
+  std::sort(names.begin(), names.end());
+  const auto at = std::find(names.begin(), names.end(), name) - names.begin();
+  return kFirstBufferSlot + static_cast<int>(at);
 }
 
 int Planner::add_tensor(Tensor t) {
@@ -115,7 +128,7 @@ Expected<int> Planner::result_tensor(const Layer& l, uint32_t c, uint32_t h, uin
   if (out) {
     t->home = Tensor::Home::Output;
     t->buffer = k;
-    t->slot = kFirstBufferSlot + k;
+    t->slot = plan_.macos26() ? macos26_slot(out->name) : kFirstBufferSlot + k;
   } else {
     t->home = Tensor::Home::Scratch;
     t->slot = kScratchSlot;

@@ -73,6 +73,7 @@ struct TaskPlan {
   // PE
   uint16_t scale = 0x3c00;
   uint16_t pre_scale = 0x3c00;       // PE.PreScale on the first source (Sub: -1)
+  bool subtract_second = false;      // PE.Cfg.SecSrc 3: a - b (macOS 26's sub)
   bool reduce_max = false;           // PlanarReduce: max (else sum)
   uint32_t final_scale = 0x3f800000; // PlanarReduce: fp32 1/N for a mean
 
@@ -84,6 +85,8 @@ struct TaskPlan {
 constexpr uint64_t kL2RowBytesMax = uint64_t{0x1ffff} * 16;
 
 struct Plan {
+  CompilerProfile profile = CompilerProfile::V421;
+  bool macos26() const { return profile == CompilerProfile::Macos26; }
   std::vector<Tensor> tensors;
   std::vector<TaskPlan> tasks;
   uint64_t scratch_bytes = 0;

@@ -272,6 +272,13 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
     }
     t.lane_offsets = {0};
     t.lane_sizes = {t.kernel.size()};
+    if (plan_.macos26()) {
+      // macOS 26 (records unary_*): every lane reads the table, and the
+      // section holds 16 of its sizes (the table, then zeros).
+      t.lane_offsets.assign(16, 0);
+      t.lane_sizes.assign(16, t.kernel.size());
+      t.kernel.resize(16 * t.kernel.size(), 0);
+    }
     t.kernel_is_table = true;
     ul.rule = fmt::format("{}: neural-engine pass-through with NonlinearMode 2, {} in kernel lane 0: {}", p.type,
                           table->generated ? "a lookup table generated from the function" : "Apple's lookup table",
@@ -388,6 +395,12 @@ Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
     t.kind = p.op == "Max" ? TaskKind::PlanarMax : TaskKind::PlanarMin;
     ul.notes.push_back(p.op == "Max" ? "Max = PE.Cfg.OpMode 2 as eiln's max kernel"
                                      : "Min = PE.Cfg.OpMode 3 as mil-hwx-compiler's minimum records");
+  } else if (p.op == "Sub" && plan_.macos26()) {
+    // a - b in one step: PE.Cfg.SecSrc 3 subtracts the second source
+    // (mil-hwx-compiler's sub records, macOS 26).
+    t.kind = TaskKind::PlanarAdd;
+    t.subtract_second = true;
+    ul.notes.push_back("Sub = first Bottom - second Bottom: PE.Cfg.SecSrc 3, as the macOS 26 sub records");
   } else if (p.op == "Sub") {
     // a - b as eiln's sub kernel computes it: b read first, scaled by
     // PreScale -1, plus a (the second source).

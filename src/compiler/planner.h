@@ -32,6 +32,7 @@ class Planner {
   Status check_spec(const TensorSpec& s, const char* prefix);
   Status place_inputs();
   int add_tensor(Tensor t);
+  int macos26_slot(const std::string& name) const;
   // The tensor a unit's result lands in: its output buffer when an output
   // names the unit, else scratch memory.
   Expected<int> result_tensor(const Layer& l, uint32_t c, uint32_t h, uint32_t w);

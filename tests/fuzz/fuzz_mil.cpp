@@ -150,6 +150,8 @@ void fuzz_mil_text(const uint8_t* data, size_t size) {
     if (!in_memory && net->weight_paths[i] != opts.weights) fail("a weight is read from elsewhere", net->weight_paths[i]);
   }
   ane::CompileOptions copts;
+  // Both layouts: hwx-build's default for MIL is macos26, v4.2.1 on request.
+  copts.profile = size % 2 ? ane::CompilerProfile::Macos26 : ane::CompilerProfile::V421;
   copts.ident = "fuzz_mil";
   auto program_bytes = ane::compile_network(*net, copts);
   if (!program_bytes) {

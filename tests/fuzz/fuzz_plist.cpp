@@ -48,7 +48,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!net) return 0;
   // Only the prepared weight file may be read: a fuzzed plist could name any path.
   for (auto& p : net->weight_paths) p = popts.weights_dir + "/w.weights";
-  auto program = ane::compile_network(*net);
+  ane::CompileOptions copts;
+  copts.profile = size % 2 ? ane::CompilerProfile::Macos26 : ane::CompilerProfile::V421;  // both layouts
+  auto program = ane::compile_network(*net, copts);
   if (!program) return 0;
   auto back = ane::read_hwx(program->bytes);
   if (!back) fail("compiled program does not read back");

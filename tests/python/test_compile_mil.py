@@ -44,3 +44,16 @@ def test_mlpackage_is_refused_with_a_pointer(tmp_path):
     (pkg / "Manifest.json").write_text("{}")
     with pytest.raises(libane.Error, match="coremlcompiler compile"):
         libane.compile(str(pkg))
+
+
+def test_compiler_profile_defaults_and_choice(tmp_path):
+    # Core ML input defaults to macos26, which binds slots in name order (var_3@output 4, x 5, y 6).
+    mac = libane.compile(str(BUNDLE), ident="x")
+    assert mac.to_bytes() == libane.compile(str(BUNDLE), ident="x", compiler="macos26").to_bytes()
+    old = libane.compile(str(BUNDLE), ident="x", compiler="v4.2.1")
+    assert old.to_bytes() != mac.to_bytes()
+    out = tmp_path / "old.hwx"
+    tool_ok("HWX_BUILD", BUNDLE, "--compiler", "v4.2.1", "-o", out, "--ident", "x")
+    assert old.to_bytes() == out.read_bytes()
+    with pytest.raises(libane.Error, match="expected 'v4.2.1' or 'macos26'"):
+        libane.compile(str(BUNDLE), compiler="macos27")

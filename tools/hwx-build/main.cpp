@@ -64,6 +64,12 @@ int main(int argc, char** argv) {
                  "Plist: resolve relative weight paths against DIR (default: the plist's directory). MIL: "
                  "'@model_path' is DIR, or every BLOBFILE reads FILE (default: the MIL file's directory)")
       ->type_name("FILE|DIR");
+  std::string compiler;
+  app.add_option("--compiler", compiler,
+                 "Whose layout to write: v4.2.1 (zin_ane_compiler v4.2.1, byte for byte on Apple's plist pairs) or "
+                 "macos26 (the macOS 26 compiler's words where its records show the rule; docs/mil.md). Default: "
+                 "macos26 for MIL and .mlmodelc input, v4.2.1 for plists")
+      ->type_name("v4.2.1|macos26");
   app.add_flag("--explain", explain, "Print, for each unit, the rule that lowered it and the tasks it made");
   app.add_flag("--assume-ocg-layout", assume_ocg,
                "Accepted for old command lines; no effect (the lane layout of >16 output channels is known)");
@@ -75,10 +81,18 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
+  auto kind = ane::detect_model_kind(model);
+  if (!kind) return fail(kind.error().str());
   auto net = ane::load_model(model, ane::ModelOptions{weights_dir});
   if (!net) return fail(net.error().str());
 
   ane::CompileOptions copts;
+  copts.profile = *kind == ane::ModelKind::Plist ? ane::CompilerProfile::V421 : ane::CompilerProfile::Macos26;
+  if (!compiler.empty()) {
+    auto p = ane::compiler_profile_of_name(compiler);
+    if (!p) return fail(fmt::format("--compiler '{}': expected v4.2.1 or macos26", compiler));
+    copts.profile = *p;
+  }
   copts.assume_ocg_layout = assume_ocg;
   if (output.empty()) {
     std::filesystem::path in(model);
