@@ -322,6 +322,8 @@ TEST_P(MilReduceRecord, CompilesOrIsRefusedByName) {
     return;
   }
   expect_apple_fields(*f, *built, true);
+  expect_macos26_fields(*f, *net);
+  expect_profiles_run_alike(*net, 11);
 }
 
 INSTANTIATE_TEST_SUITE_P(Records, MilReduceRecord, ::testing::ValuesIn(records_with_mil(kOracles + "reduce")),

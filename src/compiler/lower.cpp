@@ -162,7 +162,7 @@ void kernel_dma(ImageWriter& w, const Ctx& c) {
   // 0x40 with kernel data, 0x60 with the zero-skipping form (records).
   if (c.t.reads_kernel()) w.word("KernelDMASrc.Unk1F800.Value", c.t.sparse ? 0x60 : 0x40);
   // Unused lanes: 0x40 bytes in v4.2.1; macOS 26 writes 0 on a relu (no table).
-  const uint64_t unused_size = c.planar() || (macos26 && c.t.kind == TaskKind::Pass) ? 0 : 0x40;
+  const uint64_t unused_size = c.planar() || (macos26 && (c.t.kind == TaskKind::Pass || c.reduce())) ? 0 : 0x40;
   for (size_t i = 0; i < 16; ++i) {
     const bool used = i < c.t.lane_offsets.size();
     w.set(fmt::format("KernelDMASrc.CoeffDMAConfig[{}].En", i).c_str(), used);
@@ -359,6 +359,9 @@ FlatRows flat_rows(const Ctx& c, uint32_t channels) {
     const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
     r.source = row + l2_pad(row, 0x20);
     r.source2 = row_b + l2_pad(row_b, 0x20);
+  } else if (c.reduce() && c.plan.macos26()) {
+    // macOS 26 (4 reduction records): 0x10 at 0x200 bytes, 0x20 at 0x400.
+    r.source = row + (row >= 0x400 ? 0x20 : row >= 0x200 ? 0x10 : 0);
   } else {
     r.source = row;
   }
@@ -402,6 +405,9 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
     w.word("L2.Unk0482C.Value", static_cast<uint32_t>(row_b));
     l2_cfg(w, "ResultCfg", alias, true);
     w.l2("L2.ResultBase.Addr", base2 + rows.source2);
+  } else if (c.reduce() && c.plan.macos26()) {
+    l2_cfg(w, "ResultCfg", alias, true);
+    w.l2("L2.ResultBase.Addr", rows.source * s.h);  // after the whole source, as for convolutions
   } else {
     l2_cfg(w, "ResultCfg", alias, true);
     w.l2("L2.ResultBase.Addr", row);
