@@ -231,14 +231,19 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     w.set("Common.Cfg.ShPref", 4);
     w.set("Common.Cfg.ShMin", 4);
     w.set("Common.Cfg.ShMax", 4);
-    // 1 for 2-64 output channels, 0 for 512 (the rule between is not known).
-    w.set("Common.Cfg.AccDoubleBufEn", cout < 512);
+    // 1 for 2-64 output channels, 0 for 512 (the rule between is not known);
+    // macOS 26: 0 (all 67 convolution records).
+    w.set("Common.Cfg.AccDoubleBufEn", !c.plan.macos26() && cout < 512);
+  } else if (c.plan.macos26() && s.w == 1 && s.h == 1) {
+    // macOS 26 on one-value planes (all 18 unary records): no hints.
+    for (const char* f : {"Common.Cfg.ShPref", "Common.Cfg.ShMin", "Common.Cfg.ShMax", "Common.Cfg.AccDoubleBufEn"})
+      w.set(f, 0);
   } else {
     w.set("Common.Cfg.ShPref", 1);
     // 1 at widths 1 and 16, 0 at 77 (one row); 1 on eiln's 2560 x 1600 (a 128-byte strip).
     w.set("Common.Cfg.ShMin", c.tall() || s.w <= 16);
     w.set("Common.Cfg.ShMax", 1);
-    w.set("Common.Cfg.AccDoubleBufEn", 1);
+    w.set("Common.Cfg.AccDoubleBufEn", !c.plan.macos26());  // macOS 26: 0 on every record
   }
   w.set("Common.TaskInfo.NID", 1);
 }
