@@ -101,20 +101,17 @@ Expected<CompiledProgram> compile_with_ident(const Network& n, CompilerProfile p
 const std::vector<std::pair<std::string, std::string>>& macos26_remaining() {
   static const std::vector<std::pair<std::string, std::string>> v = {
       {"Header[1].ExeCycles", "a cycle estimate: no rule the records show"},
-      {"Common.Cfg.ShPref", "a convolution's scheduling hints (ShPref, ShMin, ShMax): at stride 1 on 16x16, "
-                            "0/0/3 in most records and 3/3/3 in three; no rule found"},
-      {"Common.Cfg.ShMin", "as ShPref"},
-      {"Common.Cfg.ShMax", "as ShPref"},
   };
   return v;
 }
 
-// And where Apple tiles a convolution's rows (TileHeight below Hout) or
-// narrows its L2 channel strips (records of 64 - 3000 rows, or rows of
-// 0x2f00 - 0xbc000 bytes): how it chooses is not pinned down by the records,
-// so hwx-build keeps its own L2 plan there.
+// And on large convolutions, where Apple tiles the rows (TileHeight below
+// Hout), narrows the L2 channel strips (rows of 0x2f00 - 0xbc000 bytes) or
+// writes more than 16 output rows: how it chooses tiles and scheduling hints
+// there is not pinned down by the records, so hwx-build keeps its own.
 const std::vector<std::string>& macos26_large_conv_fields() {
-  static const std::vector<std::string> v = {"Common.TileCfg.TileHeight", "TileDMADst.DMAConfig.L2BfrMode", "L2."};
+  static const std::vector<std::string> v = {"Common.TileCfg.TileHeight", "TileDMADst.DMAConfig.L2BfrMode", "L2.",
+                                             "Common.Cfg.ShMax"};
   return v;
 }
 
@@ -141,6 +138,7 @@ void expect_macos26_fields(const oracle::Fixture& f, const Network& net) {
   auto field = [&](const RegisterImage& r, const char* name) { return r.get(*db.find(name)); };
   const bool large_conv =
       field(theirs_regs, "Common.TileCfg.TileHeight") != field(theirs_regs, "Common.OutDim.Hout") ||
+      field(theirs_regs, "Common.OutDim.Hout") > 16 ||
       field(theirs_regs, "L2.SourceChannelStride.Stride") != field(built->tasks[0].regs, "L2.SourceChannelStride.Stride");
   for (const FieldInfo& fi : db.fields()) {
     const uint32_t ours = built->tasks[0].regs.get(fi), theirs = theirs_regs.get(fi);

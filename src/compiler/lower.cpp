@@ -227,10 +227,22 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     // Set exactly when the output is at most 8x8 (every record, both
     // compiler versions). It is more than a hint: stride-2 kernels give each
     // kernel position 4 channel slots under it, 2 without (conv_sparse.cpp).
-    w.set("Common.Cfg.SmallSourceMode", d.w <= 8 && d.h <= 8);
-    w.set("Common.Cfg.ShPref", 4);
-    w.set("Common.Cfg.ShMin", 4);
-    w.set("Common.Cfg.ShMax", 4);
+    const bool small = d.w <= 8 && d.h <= 8;
+    w.set("Common.Cfg.SmallSourceMode", small);
+    if (c.plan.macos26() && !small) {
+      // macOS 26 on larger outputs (records at 16x16): ShMax 3, ShPref and
+      // ShMin 3 with at least 576 kernel taps per output channel (3x3 over
+      // 64 channels), else 0. The two rules agree on every record.
+      const uint32_t taps = (c.t.depthwise ? 1 : c.t.group_cin()) * c.t.kh * c.t.kw;
+      const uint32_t pref = taps >= 576 ? 3 : 0;
+      w.set("Common.Cfg.ShPref", pref);
+      w.set("Common.Cfg.ShMin", pref);
+      w.set("Common.Cfg.ShMax", 3);
+    } else {
+      w.set("Common.Cfg.ShPref", 4);
+      w.set("Common.Cfg.ShMin", 4);
+      w.set("Common.Cfg.ShMax", 4);
+    }
     // 1 for 2-64 output channels, 0 for 512 (the rule between is not known);
     // macOS 26: 0 (all 67 convolution records).
     w.set("Common.Cfg.AccDoubleBufEn", !c.plan.macos26() && cout < 512);
