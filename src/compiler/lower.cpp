@@ -353,20 +353,23 @@ struct FlatRows {
   uint64_t source = 0, source2 = 0, result = 0;  // bytes (0: not held)
 };
 // macOS 26 holds a convolution's whole source in L2 and its result after it
-// (records); where that passes the L2 address fields (Apple then tiles, by a
-// rule the records do not pin down), hwx-build keeps v4.2.1's layout.
-bool macos26_conv_l2(const Ctx& c, uint64_t source_row) {
-  return c.plan.macos26() && c.t.kind == TaskKind::Conv && source_row * c.src().h <= kL2RowBytesMax;
+// (records), its rows padded 0x20 from 0x200 bytes at stride 2 or below
+// 0x400, else 0x30. Where that passes the L2 address fields (Apple then
+// tiles, by a rule the records do not pin down), hwx-build keeps v4.2.1's
+// layout. One decision, read by the L2 rows, the L2 result and the tile DMA.
+uint64_t macos26_conv_row(const Ctx& c) {
+  const uint64_t row = c.l2_channels() * c.src().l2_channel_stride();
+  return row + (row < 0x200 ? 0 : c.t.stride == 2 || row < 0x400 ? 0x20 : 0x30);
+}
+bool macos26_conv_l2(const Ctx& c) {
+  return c.plan.macos26() && c.t.kind == TaskKind::Conv && macos26_conv_row(c) * c.src().h <= kL2RowBytesMax;
 }
 
 FlatRows flat_rows(const Ctx& c, uint32_t channels) {
   FlatRows r;
   const uint64_t row = channels * c.src().l2_channel_stride();
-  const uint64_t macos26_row = row + (row < 0x200 ? 0 : c.t.stride == 2 || row < 0x400 ? 0x20 : 0x30);
-  if (c.t.kind == TaskKind::Conv && macos26_conv_l2(c, macos26_row)) {
-    // macOS 26 (the convolution records): 0x20 from 0x200 bytes at stride 2
-    // or below 0x400, else 0x30; the result stays in L2 buffer mode.
-    r.source = macos26_row;
+  if (macos26_conv_l2(c)) {
+    r.source = macos26_conv_row(c);  // the result stays in L2 buffer mode
   } else if (c.t.kind == TaskKind::Conv) {
     const uint64_t out_row = uint64_t{c.t.cout} * c.dst().l2_channel_stride();
     r.source = row + l2_pad(row, 0x30);
@@ -397,7 +400,7 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
   w.word("L2.Unk04814.Value", static_cast<uint32_t>(row));
   w.word("L2.Unk04818.Value", static_cast<uint32_t>(row));
   w.l2("L2.SourceRowStride.Stride", rows.source);
-  if (c.t.kind == TaskKind::Conv && macos26_conv_l2(c, rows.source)) {
+  if (macos26_conv_l2(c)) {
     // The result follows the whole source (all its rows), in buffer mode.
     l2_cfg(w, "ResultCfg", alias, true);
     w.l2("L2.ResultBase.Addr", rows.source * s.h);
@@ -484,8 +487,7 @@ void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels, uint32_
   const Tensor& d = c.dst();
   w.set("TileDMADst.DMAConfig.En", 1);
   w.set("TileDMADst.DMAConfig.CacheHint", 3);
-  const bool conv_in_buffer_mode = c.t.kind == TaskKind::Conv && macos26_conv_l2(c, flat_rows(c, c.l2_channels()).source);
-  if (c.t.kind != TaskKind::Conv || conv_in_buffer_mode) w.set("TileDMADst.DMAConfig.L2BfrMode", 1);
+  if (c.t.kind != TaskKind::Conv || macos26_conv_l2(c)) w.set("TileDMADst.DMAConfig.L2BfrMode", 1);
   w.dma("TileDMADst.BaseAddr.Addr", d.offset + uint64_t{c.t.dst_channel_offset} * d.plane_stride);
   w.dma("TileDMADst.RowStride.RowStride", d.row_stride);
   w.dma("TileDMADst.PlaneStride.PlaneStride", d.plane_stride);
