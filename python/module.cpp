@@ -7,15 +7,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <filesystem>
 #include <memory>
 
 #include "ane/compiler.h"
-#include "ane/mil_network.h"
 #include "ane/dump.h"
 #include "ane/fp16.h"
 #include "ane/hwx.h"
 #include "ane/memory.h"
+#include "ane/mil_network.h"
 #include "ane/network.h"
 #include "ane/program.h"
 #include "ane/registers.h"
@@ -104,25 +103,22 @@ ProgramRef parse_bytes(const py::bytes& data, const std::string& path, const std
 
 ProgramRef compile(const std::string& model, const std::optional<std::string>& weights,
                    const std::optional<std::string>& ident, const std::optional<std::string>& compiler) {
-  ane::CompileOptions copts;
-  // As hwx-build: macos26 for Core ML input, v4.2.1 for plists, unless named.
-  auto kind = ane::detect_model_kind(model);
-  if (!kind) raise(kind.error().str());
-  copts.profile = *kind == ane::ModelKind::Plist ? ane::CompilerProfile::V421 : ane::CompilerProfile::Macos26;
+  std::optional<ane::CompilerProfile> named;
   if (compiler) {
-    auto p = ane::compiler_profile_of_name(*compiler);
-    if (!p) raise("compiler '" + *compiler + "': expected 'v4.2.1' or 'macos26'");
-    copts.profile = *p;
+    named = ane::compiler_profile_of_name(*compiler);
+    if (!named) raise("compiler '" + *compiler + "': expected 'v4.2.1' or 'macos26'");
   }
-  std::filesystem::path in(model);
-  if (!in.has_filename()) in = in.parent_path();  // "Model.mlmodelc/"
-  copts.output_path = in.stem().string() + ".hwx";  // as hwx-build names its output
+  ane::CompileOptions copts;
+  copts.output_path = ane::default_output_name(model);  // as hwx-build names its output
   copts.ident = ident.value_or("");
   if (copts.ident.find('\0') != std::string::npos) raise("ident text contains a NUL byte");
   ane::Expected<ane::CompiledProgram> compiled = ane::make_error("");
   {
     py::gil_scoped_release unlocked;
-    auto net = ane::load_model(model, ane::ModelOptions{weights.value_or("")});
+    ane::ModelKind kind = ane::ModelKind::Unknown;
+    auto net = ane::load_model(model, ane::ModelOptions{weights.value_or("")}, &kind);
+    // As hwx-build: macos26 for Core ML input, v4.2.1 for plists, unless named.
+    copts.profile = named.value_or(ane::default_compiler_profile(kind));
     compiled = net ? ane::compile_network(*net, copts) : ane::Expected<ane::CompiledProgram>(net.error());
   }
   ane::CompiledProgram c = take(std::move(compiled), "");

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "ane/compiler.h"
 #include "ane/error.h"
 #include "ane/mil.h"
 #include "ane/network.h"
@@ -40,7 +41,14 @@ struct ModelOptions {
 
 // Any accepted input form as a network: a plist, MIL text or an .mlmodelc
 // bundle (model.mil + weights/, input and output order from metadata.json
-// when present). An .mlpackage is refused with a one-line pointer.
-Expected<Network> load_model(const std::string& path, const ModelOptions& opts = {});
+// when present). An .mlpackage is refused with a one-line pointer. `kind`,
+// when given, receives the form the path held.
+Expected<Network> load_model(const std::string& path, const ModelOptions& opts = {}, ModelKind* kind = nullptr);
+
+// hwx-build's defaults for an input: the profile (macos26 for Core ML input,
+// v4.2.1 for plists, so Apple's plist pairs stay byte-exact) and the output
+// file name ("<stem>.hwx"; "Model.mlmodelc/" gives "Model.hwx").
+CompilerProfile default_compiler_profile(ModelKind kind);
+std::string default_output_name(const std::string& model_path);
 
 }  // namespace ane

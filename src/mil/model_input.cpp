@@ -117,9 +117,20 @@ Expected<ModelKind> detect_model_kind(const std::string& path) {
   return ModelKind::Unknown;
 }
 
-Expected<Network> load_model(const std::string& path, const ModelOptions& opts) {
+CompilerProfile default_compiler_profile(ModelKind kind) {
+  return kind == ModelKind::Plist ? CompilerProfile::V421 : CompilerProfile::Macos26;
+}
+
+std::string default_output_name(const std::string& model_path) {
+  fs::path in(model_path);
+  if (!in.has_filename()) in = in.parent_path();  // "Model.mlmodelc/"
+  return in.stem().string() + ".hwx";
+}
+
+Expected<Network> load_model(const std::string& path, const ModelOptions& opts, ModelKind* kind_out) {
   auto kind = detect_model_kind(path);
   if (!kind) return kind.error();
+  if (kind_out) *kind_out = *kind;
   switch (*kind) {
     case ModelKind::Plist: return load_network(path, ParseOptions{opts.weights});
     case ModelKind::Mil: {

@@ -1,7 +1,6 @@
 // hwx-build: compile an ANECompiler network plist, MIL text or an .mlmodelc
 // bundle into an H13 .hwx program.
 #include <cstdio>
-#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -81,24 +80,19 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  auto kind = ane::detect_model_kind(model);
-  if (!kind) return fail(kind.error().str());
-  auto net = ane::load_model(model, ane::ModelOptions{weights_dir});
+  ane::ModelKind kind = ane::ModelKind::Unknown;
+  auto net = ane::load_model(model, ane::ModelOptions{weights_dir}, &kind);
   if (!net) return fail(net.error().str());
 
   ane::CompileOptions copts;
-  copts.profile = *kind == ane::ModelKind::Plist ? ane::CompilerProfile::V421 : ane::CompilerProfile::Macos26;
+  copts.profile = ane::default_compiler_profile(kind);
   if (!compiler.empty()) {
     auto p = ane::compiler_profile_of_name(compiler);
     if (!p) return fail(fmt::format("--compiler '{}': expected v4.2.1 or macos26", compiler));
     copts.profile = *p;
   }
   copts.assume_ocg_layout = assume_ocg;
-  if (output.empty()) {
-    std::filesystem::path in(model);
-    if (!in.has_filename()) in = in.parent_path();  // "Model.mlmodelc/"
-    output = in.stem().string() + ".hwx";
-  }
+  if (output.empty()) output = ane::default_output_name(model);
   copts.output_path = output;
   if (!ident_file.empty()) {
     auto text = ane::read_file(ident_file);
