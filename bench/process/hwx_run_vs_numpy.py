@@ -20,6 +20,9 @@ The measure (issue 20):
   pages     the time to first touch four fresh huge pages, before and after each job: on
             VMs with free page reporting it shows whether the host was backing freed memory
             again (about 1 ms quiet, 25 ms not), which moves hwx-run's times (last line).
+  before    with --before OLD/hwx-run: that binary on the same programs, its runs interleaved
+            with the other two sides (the same pauses), so that "before" and "after" meet the
+            same machine state: a line under each job.
 
 In process (a second table, when BUILD_DIR/python holds the module): `libane.run(program,
 inputs)` on float16 arrays already in memory (the program opened once) against the job's
@@ -45,6 +48,7 @@ Jobs:
                whole: its second source cannot be split by width)
 
 usage: python3 bench/process/hwx_run_vs_numpy.py [BUILD_DIR] [--runs N] [--jobs a,b] [--pause S] [--keep DIR]
+                                                 [--before OLD/hwx-run]
        (a python3 with numpy; BUILD_DIR defaults to build; the anec jobs need ../shared
        next to the repository, or LIBANE_SHARED_DIR)
 """
@@ -406,6 +410,8 @@ def main():
     ap.add_argument("--runs", type=int, default=15, help="timed runs per side (default 15)")
     ap.add_argument("--jobs", default=",".join(JOBS), help="comma-separated, of: " + ", ".join(JOBS))
     ap.add_argument("--pause", type=float, default=0.3, help="seconds of quiet after each run (default 0.3)")
+    ap.add_argument("--before", metavar="HWX_RUN", help="an earlier hwx-run binary, run interleaved with the "
+                    "others on the same programs: its min / median and ratio print on a second line per job")
     ap.add_argument("--keep", metavar="DIR", help="build each job's files in DIR/<job> and keep them (for profiling "
                     "the printed hwx-run command)")
     args = ap.parse_args()
@@ -443,11 +449,17 @@ def main():
             if args.keep:
                 print(f"{name:12} $ {' '.join(map(str, job.hwx))}")
             page_ms.append(fresh_huge_pages_ms())  # before the warm-up, which takes any pages it gave back
+            before = [args.before] + [str(a) for a in job.hwx[1:]] if args.before else None
             timed_process(job.hwx), timed_call(job.numpy_job)  # warm the page cache
-            th, tn = [], []
+            if before:
+                timed_process(before)
+            th, tn, tb = [], [], []
             for _ in range(args.runs):
                 th.append(timed_process(job.hwx))
                 time.sleep(args.pause)
+                if before:
+                    tb.append(timed_process(before))
+                    time.sleep(args.pause)
                 tn.append(timed_call(job.numpy_job))
                 time.sleep(args.pause)
             page_ms.append(fresh_huge_pages_ms())
@@ -461,6 +473,11 @@ def main():
                   f"{h_med / (floor + empty_min):6.2f} "
                   f"{peak_mib(job.hwx):11.0f} {slot_mib(job.hwx):8.0f} {peak_mib([sys.executable, str(script)]):9.0f}",
                   flush=True)
+            if before:
+                b_min, b_med = stats(tb)
+                print(f"{'  before':12} {b_min:8.1f} / {b_med:7.1f} {'':17} {n_med / b_med:9.2f} ({n_min / b_min:4.2f}) "
+                      f"{'':9} {b_med / floor:9.2f} {b_med / (floor + empty_min):6.2f} {peak_mib(before):11.0f}",
+                      flush=True)
             notes.append(f"{name}: floor = read {read * 1e3:.1f} + compute {compute * 1e3:.1f} + write "
                          f"{write * 1e3:.1f} ms ({'; '.join(job.notes)})")
             if libane:

@@ -75,8 +75,9 @@ uint16_t float_to_fp16(float f) {
 // subnormal and quiet-NaN rules (tests compare them on every fp16 value and
 // on a sweep of fp32 patterns). Other CPUs use the scalar loop.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
 #include <immintrin.h>
+
+#include "cpu_features.h"
 #define ANE_FP16_F16C 1
 #endif
 
@@ -124,11 +125,7 @@ __attribute__((target("avx,f16c"))) void to_fp16_f16c(const float* s, uint8_t* d
 }
 
 bool have_f16c() {
-  // CPUID leaf 1, ECX bit 29 = F16C (clang 14 has no "f16c" for __builtin_cpu_supports).
-  static const bool yes = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
-  }();
+  static const bool yes = detail::cpu_has(detail::CpuFeature::Avx) && detail::cpu_has(detail::CpuFeature::F16c);
   return yes;
 }
 #endif

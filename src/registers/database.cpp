@@ -2,8 +2,8 @@
 // H14 - H18 in packed_tables.cpp). Built once; all queries are const.
 
 #include <algorithm>
-#include <tuple>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -46,10 +46,15 @@ RegisterDatabase::RegisterDatabase(Generation g, uint32_t header_words, std::vec
   // Names are unique (tested); of equal ones the first would win.
   std::stable_sort(by_name_.begin(), by_name_.end(),
                    [&](uint32_t a, uint32_t b) { return fields_[a].name < fields_[b].name; });
-  std::stable_sort(by_register_.begin(), by_register_.end(), [&](uint32_t a, uint32_t b) {
-    const FieldInfo &x = fields_[a], &y = fields_[b];
-    return std::tuple(x.block, x.address, x.bit) < std::tuple(y.block, y.address, y.bit);
-  });
+  // (block, address, bit) as one key; the index keeps equal keys in table order.
+  std::vector<std::pair<uint64_t, uint32_t>> keys(fields_.size());
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    const FieldInfo& f = fields_[i];
+    keys[i] = {(uint64_t{static_cast<uint8_t>(f.block)} << 40) | (uint64_t{f.address} << 8) | f.bit,
+               static_cast<uint32_t>(i)};
+  }
+  std::sort(keys.begin(), keys.end());
+  for (size_t i = 0; i < keys.size(); ++i) by_register_[i] = keys[i].second;
   // Dense register indices follow the block list (H13: v4.2.1 stream order,
   // so index k is the k-th data word of a task's streams).
   for (const BlockInfo& b : blocks_) {

@@ -37,7 +37,6 @@
 #include <iterator>
 #include <span>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -345,6 +344,9 @@ constexpr Row kRows[] = {
 // Expands the rows into fields: arrays get Reg[i], unnamed words Unk<address>.
 std::vector<FieldInfo> expand(std::span<const Row> rows) {
   std::vector<FieldInfo> out;
+  size_t count = 0;
+  for (const Row& r : rows) count += r.count;
+  out.reserve(count);
   for (const Row& r : rows) {
     for (uint32_t i = 0; i < r.count; ++i) {
       FieldInfo f;
@@ -366,10 +368,7 @@ std::vector<FieldInfo> expand(std::span<const Row> rows) {
       if (kBlocks[i].id == b) return i;
     return std::size(kBlocks);
   };
-  std::stable_sort(out.begin(), out.end(), [&](const FieldInfo& a, const FieldInfo& b) {
-    return std::tuple(block_rank(a.block), a.address, a.bit) <
-           std::tuple(block_rank(b.block), b.address, b.bit);
-  });
+  detail::sort_fields_in_register_order(out, block_rank);
   return out;
 }
 

@@ -7,18 +7,52 @@
 #include <thread>
 #include <vector>
 
+#include "../core/cpu_features.h"
+#include "blas_threads.h"
 #include "numerics.h"
 #include "two_threads.h"
 
 namespace ane::sim::detail {
 
-void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y) {
+void mac_sgemm_piece(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+                     uint64_t p0, uint64_t n, float* y) {
   // The bias starts the accumulator: C = bias, beta = 1.
   if (bias)
-    for (uint32_t oc = 0; oc < cout; ++oc) std::fill_n(y + oc * hw, hw, bias[oc]);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(cout), static_cast<int>(hw),
-              static_cast<int>(cin), 1.0f, w, static_cast<int>(cin), x, static_cast<int>(hw), bias ? 1.0f : 0.0f, y,
-              static_cast<int>(hw));
+    for (uint32_t oc = 0; oc < cout; ++oc) std::fill_n(y + oc * hw + p0, n, bias[oc]);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(cout), static_cast<int>(n),
+              static_cast<int>(cin), 1.0f, w, static_cast<int>(cin), x + p0, static_cast<int>(hw), bias ? 1.0f : 0.0f,
+              y + p0, static_cast<int>(hw));
+}
+
+void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y) {
+  // Pieces of whole 16-pixel steps (the kernels' widest column step), the
+  // last one included above the MAC bound.
+  const double macs_per_pixel = double(cout) * cin;
+  const uint64_t steps = (hw + 15) / 16;
+  uint64_t pieces = std::min<uint64_t>({SingleThreadedBlas::available() ? usable_cores() : 1, steps,
+                                        static_cast<uint64_t>(double(hw) * macs_per_pixel / kMinSgemmMacs)});
+  uint64_t per = hw;
+  for (; pieces > 1; --pieces) {
+    per = (steps + pieces - 1) / pieces * 16;
+    if ((pieces - 1) * per < hw && double(hw - (pieces - 1) * per) * macs_per_pixel >= kMinSgemmMacs) break;
+  }
+  if (pieces <= 1) {
+    // Too few pixels (or MACs) to cut: one call, threaded as the BLAS decides.
+    mac_sgemm_piece(x, w, bias, cout, cin, hw, 0, hw, y);
+    return;
+  }
+  SingleThreadedBlas blas;
+  auto piece = [&](uint64_t k) {
+    const uint64_t p0 = k * per;
+    mac_sgemm_piece(x, w, bias, cout, cin, hw, p0, std::min(per, hw - p0), y);
+  };
+  std::vector<std::thread> helpers;
+  for (uint64_t k = 1; k < pieces; ++k) {
+    helpers.emplace_back(piece, k);
+    place_helper(helpers.back());
+  }
+  piece(0);
+  for (std::thread& t : helpers) t.join();
 }
 
 void mac_dgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
@@ -105,9 +139,9 @@ __attribute__((target("avx512f"))) void ordered_avx512(const float* x, const flo
 bool cpu_has(OrderedIsa isa) {
   switch (isa) {
     case OrderedIsa::Avx512:
-      return __builtin_cpu_supports("avx512f");
+      return ane::detail::cpu_has(ane::detail::CpuFeature::Avx512f);
     case OrderedIsa::Avx2:
-      return __builtin_cpu_supports("avx2");
+      return ane::detail::cpu_has(ane::detail::CpuFeature::Avx2);
     default:
       return true;
   }

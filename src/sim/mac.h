@@ -7,8 +7,24 @@
 
 namespace ane::sim::detail {
 
-// acc=fp32: one cblas_sgemm; the sum is formed in the BLAS's own order.
+// acc=fp32: the sums as the BLAS's one-thread sgemm forms them. The pixels
+// (the sgemm's N) are cut over the cores, each piece one one-thread call on
+// its own thread (blas_threads.h), never one call on OpenBLAS's threads: its
+// threaded driver cuts the reduction (K) elsewhere than its one-thread driver
+// does, so the sums would depend on the core count and differ from the
+// streamed convolutions' blocks (stream_conv.h), which make one-thread calls.
+// Pieces are multiples of 16 pixels and of at least kMinSgemmMacs MACs; a
+// product too small for two is one call, threaded as the BLAS decides (no
+// streamed convolution is that small).
 void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y);
+// The same for the pixels [p0, p0 + n) of x and y (rows hw apart), as one
+// call on the calling thread: for a caller holding a SingleThreadedBlas and
+// running pieces of its own.
+void mac_sgemm_piece(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+                     uint64_t p0, uint64_t n, float* y);
+// Below this many MACs (M x N x K) OpenBLAS's small-matrix kernel (M x N x K
+// <= 10^6 on its AVX-512 kernels) may sum otherwise: pieces stay above it.
+constexpr double kMinSgemmMacs = double(uint64_t{1} << 21);
 // acc=fp64: one cblas_dgemm on fp64 copies xd, wd (filled here).
 void mac_dgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
                double* xd, double* wd, double* y);

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
+#include "../core/cpu_features.h"
 #include "ane/fp16.h"
 #include "numerics.h"
 #include "two_threads.h"
@@ -123,11 +123,8 @@ __attribute__((target("avx2,f16c"))) size_t add_mul_avx2(const PePlan& pe, const
 }
 
 bool have_avx2() {
-  // CPUID leaf 1, ECX bit 29 = F16C (clang 14 has no "f16c" for __builtin_cpu_supports).
-  static const bool yes = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
-  }();
+  static const bool yes = ane::detail::cpu_has(ane::detail::CpuFeature::Avx2) &&
+                          ane::detail::cpu_has(ane::detail::CpuFeature::F16c);
   return yes;
 }
 #endif

@@ -2,9 +2,13 @@
 #include "stream_conv.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 
+#include "blas_threads.h"
 #include "mac.h"
 #include "numerics.h"
 #include "tile_dma.h"
@@ -17,12 +21,14 @@ namespace {
 
 // Pixels per block, a multiple of this where the blocks are pixel ranges.
 constexpr uint64_t kBlockAlign = 64;
-// The fp32 input (or window) and result blocks together: about 2 MiB.
-constexpr uint64_t kBlockFloats = uint64_t{1} << 19;
-// Values of a block's input or result below which one thread converts them.
-constexpr uint64_t kSplitValues = uint64_t{1} << 17;
-// OpenBLAS's small-matrix kernel takes M x N x K <= 10^6; every block stays above this.
-constexpr double kMinBlockMacs = double(uint64_t{1} << 21);
+// The fp32 input (or windows) and result of one block together: about
+// 512 KiB, so that a worker's block stays in its core's L2 cache from the
+// conversion through the sgemm to the rounding, and a fresh process faults in
+// little (measured 2^15 - 2^19 on 3x3 64 -> 64 over 64x64 and 512 -> 512 over
+// 8192 pixels: 2^16 - 2^17 fastest on both).
+constexpr uint64_t kBlockFloats = uint64_t{1} << 16;
+// Every block stays above the small-matrix kernel's bound (mac.h).
+constexpr double kMinBlockMacs = kMinSgemmMacs;
 
 // How a task's output pixels are cut: pointwise convolutions in ranges of
 // pixels over the whole plane (a multiple of kBlockAlign), windowed ones in
@@ -44,7 +50,10 @@ Blocks blocks_of(const NePlan& ne, const Dims& out) {
   b.unit = rows ? out.w : 1;
   const uint64_t total = rows ? out.h : uint64_t{out.h} * out.w;
   const uint64_t align = rows ? 1 : kBlockAlign;
-  const uint64_t target = std::max<uint64_t>(1, kBlockFloats / (ne.reduction() + ne.cout) / b.unit);
+  // Blocks of about kBlockFloats, and never under the MAC bound where the task has that much.
+  const uint64_t by_size = kBlockFloats / (ne.reduction() + ne.cout) / b.unit;
+  const auto by_macs = static_cast<uint64_t>(std::ceil(kMinBlockMacs / macs(ne, b.unit)));
+  const uint64_t target = std::max<uint64_t>({1, by_size, by_macs});
   const uint64_t count = std::max<uint64_t>(1, total / target);
   b.per = (total + count - 1) / count;
   b.per = (b.per + align - 1) / align * align;
@@ -107,37 +116,44 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
   // Windowed: the input rows under the largest band, all channels.
   const uint64_t band_rows =
       g.pointwise() ? 0 : std::min<uint64_t>(di.h, (most / d.w - 1) * g.sy + g.kh);
-  auto xb = ws.floats(red * most, "a block of the convolution's input", task);
-  if (!xb) return xb.error();
-  auto yb = ws.floats(uint64_t{cout} * most, "a block of the convolution's result", task);
-  if (!yb) return yb.error();
-  auto band = ws.floats(uint64_t{cin} * band_rows * di.w, "the input rows under a block", task);
-  if (!band) return band.error();
+
+  // Each worker takes whole blocks (convert, gather, sgemm, round) with a
+  // one-thread sgemm, so the cores share no step and never wait on each
+  // other between them. Without OpenBLAS's thread control, one worker calls
+  // the BLAS and leaves the threading to it.
+  SingleThreadedBlas blas;
+  const uint64_t workers = blas.active() ? std::min<uint64_t>(usable_cores(), blocks.count) : 1;
+  struct Buffers {
+    float* x;     // the block's input (pointwise) or windows, [red][n]
+    float* y;     // its result, [cout][n]
+    float* band;  // windowed: the input rows under it
+  };
+  std::vector<Buffers> bufs;
+  for (uint64_t i = 0; i < workers; ++i) {
+    auto xb = ws.floats(red * most, "a block of the convolution's input", task);
+    if (!xb) return xb.error();
+    auto yb = ws.floats(uint64_t{cout} * most, "a block of the convolution's result", task);
+    if (!yb) return yb.error();
+    auto band = ws.floats(uint64_t{cin} * band_rows * di.w, "the input rows under a block", task);
+    if (!band) return band.error();
+    bufs.push_back({(*xb)->data(), (*yb)->data(), (*band)->data()});
+  }
   const bool ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
   const TensorDma& in = p.a.dma;
   const TensorDma& out = p.out.dma;
   const uint8_t* src = a.mem->data() + in.base;
   uint8_t* dst_base = dst->data() + out.base;
-  float* x = (*xb)->data();
-  float* y = (*yb)->data();
 
-  for (uint64_t k = 0, p0 = 0; k < blocks.count; ++k) {
-    const uint64_t n = blocks.pixels(k);
-    // Both cores for the conversions only when a block is worth a thread's start.
-    const uint64_t split_from = uint64_t{std::max(cin, cout)} * n >= kSplitValues ? 2 : UINT64_MAX;
+  auto run_block = [&](uint64_t k, const Buffers& b, std::vector<uint16_t>& bits) {
+    const uint64_t n = blocks.pixels(k), p0 = k * blocks.per * blocks.unit;
+    uint64_t ignored = 0;  // subnormal counts feed trace notes only
     if (g.pointwise()) {
       // Channel ic's pixels at x[ic * n].
-      on_two_threads(
-          cin,
-          [&](uint64_t c0, uint64_t c1) {
-            uint64_t ignored = 0;  // subnormal counts feed trace notes only
-            for (uint64_t ic = c0; ic < c1; ++ic)
-              for_runs(p0, n, d.w, [&](uint64_t h, uint32_t w0, uint32_t len, uint64_t at) {
-                fp16_row_in(src + ic * in.plane + h * in.row + 2 * uint64_t{w0}, len, x + ic * n + at, ftz, false,
-                            ignored);
-              });
-          },
-          split_from);
+      for (uint64_t ic = 0; ic < cin; ++ic)
+        for_runs(p0, n, d.w, [&](uint64_t h, uint32_t w0, uint32_t len, uint64_t at) {
+          fp16_row_in(src + ic * in.plane + h * in.row + 2 * uint64_t{w0}, len, b.x + ic * n + at, ftz, false,
+                      ignored);
+        });
     } else {
       // Output rows [r0, r1) read input rows [b0, b1); the band starts at b0,
       // so its windows use the padding that is left above it.
@@ -146,41 +162,42 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
       const uint64_t b0 = static_cast<uint64_t>(std::max<int64_t>(0, top));
       const uint64_t b1 = static_cast<uint64_t>(
           std::clamp<int64_t>(int64_t{r1 - 1} * g.sy - g.py + g.kh, int64_t(b0), int64_t{di.h}));
-      float* bx = (*band)->data();
-      on_two_threads(
-          cin,
-          [&](uint64_t c0, uint64_t c1) {
-            uint64_t ignored = 0;
-            for (uint64_t ic = c0; ic < c1; ++ic)
-              for (uint64_t r = b0; r < b1; ++r)
-                fp16_row_in(src + ic * in.plane + r * in.row, di.w, bx + (ic * (b1 - b0) + (r - b0)) * di.w, ftz,
-                            false, ignored);
-          },
-          split_from);
+      for (uint64_t ic = 0; ic < cin; ++ic)
+        for (uint64_t r = b0; r < b1; ++r)
+          fp16_row_in(src + ic * in.plane + r * in.row, di.w, b.band + (ic * (b1 - b0) + (r - b0)) * di.w, ftz,
+                      false, ignored);
       ConvGeometry band_g = g;
       band_g.py = static_cast<uint32_t>(int64_t(b0) - top);
-      gather_windows(bx, cin, static_cast<uint32_t>(b1 - b0), di.w, band_g, r1 - r0, d.w, x);
+      gather_windows(b.band, cin, static_cast<uint32_t>(b1 - b0), di.w, band_g, r1 - r0, d.w, b.x);
     }
-    mac_sgemm(x, w, bias, cout, static_cast<uint32_t>(red), n, y);
+    mac_sgemm_piece(b.x, w, bias, cout, static_cast<uint32_t>(red), n, 0, n, b.y);
     // The post stage and the output DMA's rounding, row by row into the destination.
-    on_two_threads(
-        cout,
-        [&](uint64_t o0, uint64_t o1) {
-          std::vector<uint16_t> bits(n);
-          RoundCounts rc;  // counts feed trace notes only
-          for (uint64_t oc = o0; oc < o1; ++oc) {
-            float* row = y + oc * n;
-            if (ne.nonlinear == 1) relu_all(row, n);
-            round_to_fp16(row, n, bits.data(), opts.numerics, rc, nullptr);
-            for_runs(p0, n, d.w, [&](uint64_t h, uint32_t w0, uint32_t len, uint64_t at) {
-              std::memcpy(dst_base + oc * out.plane + h * out.row + 2 * uint64_t{w0}, bits.data() + at,
-                          2 * uint64_t{len});
-            });
-          }
-        },
-        split_from);
-    p0 += n;
+    bits.resize(n);
+    RoundCounts rc;  // counts feed trace notes only
+    for (uint64_t oc = 0; oc < cout; ++oc) {
+      float* row = b.y + oc * n;
+      if (ne.nonlinear == 1) relu_all(row, n);
+      round_to_fp16(row, n, bits.data(), opts.numerics, rc, nullptr);
+      for_runs(p0, n, d.w, [&](uint64_t h, uint32_t w0, uint32_t len, uint64_t at) {
+        std::memcpy(dst_base + oc * out.plane + h * out.row + 2 * uint64_t{w0}, bits.data() + at,
+                    2 * uint64_t{len});
+      });
+    }
+  };
+  // Blocks are claimed in order; which worker runs one changes no bit (its
+  // bounds and its one-thread sgemm are the same either way).
+  std::atomic<uint64_t> next{0};
+  auto work = [&](uint64_t i) {
+    std::vector<uint16_t> bits;
+    for (uint64_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < blocks.count;) run_block(k, bufs[i], bits);
+  };
+  std::vector<std::thread> helpers;
+  for (uint64_t i = 1; i < workers; ++i) {
+    helpers.emplace_back(work, i);
+    place_helper(helpers.back());
   }
+  work(0);
+  for (std::thread& t : helpers) t.join();
   return Ok{};
 }
 

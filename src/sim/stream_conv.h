@@ -8,17 +8,19 @@
 // the sgemm on these machines).
 //
 // The same bits, where the BLAS allows: every output is one dot product over
-// the input channels, and on OpenBLAS's AVX-512 and Sandy Bridge kernels
-// splitting the pixels (the sgemm's N) leaves each product's summation as it
-// was: OpenBLAS blocks K by a size that depends on K alone, splits M and N
-// over its threads the same way, and only its small-matrix kernel (taken when
-// M x N x K <= 10^6) sums otherwise: every block stays well above that. Its
+// the input channels, summed by OpenBLAS's one-thread driver in both paths
+// (mac.h: the whole-tensor path cuts the pixels over the cores too, one
+// one-thread call per piece). That driver blocks K by a size that depends on
+// K alone, and its AVX-512 and Sandy Bridge kernels sum a column the same
+// wherever the call's columns start; only its small-matrix kernel (M x N x K
+// <= 10^6) sums otherwise, and every block and piece stays above that. Its
 // Haswell and Zen kernels (AVX2 machines without AVX-512) sum a column in an
 // order that depends on where the call's columns start, so there the
-// streamed and whole paths differ in the fp32 rounding of some sums, as a
-// one-thread and a threaded call do (docs/simulator.md, "Streaming"). The
-// post stage is the one fp32 keeps (a ReLU at most, PostScale 1), the
-// rounding the output DMA's own; everything else takes the whole-tensor path.
+// streamed and whole paths differ in the fp32 rounding of some sums
+// (docs/simulator.md, "Streaming"). Blocks are shared by the cores, each
+// taken whole (convert, gather, sgemm, round) by one worker. The post stage
+// is the one fp32 keeps (a ReLU at most, PostScale 1), the rounding the
+// output DMA's own; everything else takes the whole-tensor path.
 #pragma once
 
 #include "ane/error.h"

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 
 // OpenBLAS's pthread server (0.3.x) exports this; weak, so that another BLAS
@@ -44,8 +45,23 @@ bool spread_helper_threads() {
 namespace detail {
 
 void place_helper(std::thread& t) {
-  if (!g_spread.load(std::memory_order_acquire)) return;
-  pthread_setaffinity_np(t.native_handle(), sizeof g_helper_cpus, &g_helper_cpus);
+  if (g_spread.load(std::memory_order_acquire)) {
+    pthread_setaffinity_np(t.native_handle(), sizeof g_helper_cpus, &g_helper_cpus);
+    return;
+  }
+  // In a longer-lived process (libane.run from Python) a new thread would
+  // also start beside its caller: start it on another of the allowed cores.
+  const int me = sched_getcpu();
+  cpu_set_t others;
+  if (me < 0 || sched_getaffinity(0, sizeof others, &others) != 0) return;
+  CPU_CLR(me, &others);
+  if (CPU_COUNT(&others) > 0) pthread_setaffinity_np(t.native_handle(), sizeof others, &others);
+}
+
+unsigned usable_cores() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 1;
+  return std::max(1, CPU_COUNT(&allowed));
 }
 
 }  // namespace detail
@@ -57,6 +73,7 @@ namespace ane::sim {
 bool spread_helper_threads() { return false; }
 namespace detail {
 void place_helper(std::thread&) {}
+unsigned usable_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
 }  // namespace detail
 }  // namespace ane::sim
 

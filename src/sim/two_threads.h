@@ -10,6 +10,9 @@ namespace ane::sim::detail {
 // (ane/sim.h) has been called; otherwise leaves it to the scheduler.
 void place_helper(std::thread& t);
 
+// The cores this process may run on (at least 1).
+unsigned usable_cores();
+
 // fn(begin, end) over [0, n), on two threads once n reaches `min`. Only for
 // work where each value is computed alone, so that the split cannot change a
 // result.
