@@ -196,7 +196,7 @@ TEST(SimStreamConv, BlocksOfPixelsGiveTheWholeTensorPathsBits) {
 #if defined(__linux__)
 // spread_helper_threads (hwx-run's first step) moves OpenBLAS's workers and
 // the simulator's helper threads off the caller's core. The thread counts
-// stay, so no bit may change: a streamed 3x3 convolution (threaded sgemms)
+// stay, so no bit may change: a streamed 3x3 convolution (one-thread sgemms)
 // and a pointwise one whose blocks convert on two threads, before and after.
 TEST(SimStreamConv, SpreadingHelperThreadsChangesNoBit) {
   const ConvShape shapes[] = {{64, 64, 64, 64, false, 3, 1, 1}, {512, 512, 16, 130, true}};
@@ -230,6 +230,38 @@ TEST(SimStreamConv, SpreadingHelperThreadsChangesNoBit) {
     EXPECT_EQ(CPU_COUNT(&both), 0) << "OpenBLAS's worker may still run on core " << here;
   }
   for (size_t i = 0; i < 2; ++i) EXPECT_EQ(run(programs[i], inputs[i], shapes[i], false, {}).out, before[i]) << i;
+}
+
+// acc=fp32's sums are OpenBLAS's one-thread sums over pieces cut by the
+// shape alone (mac.h), so a machine with one core gives the bits two give,
+// on every BLAS kernel (the Haswell kernels included, whose sums follow the
+// cut): both paths, streamed and whole, with every core and with one.
+TEST(SimStreamConv, SumsDoNotDependOnTheCoreCount) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core: nothing to compare";
+  const ConvShape shapes[] = {{512, 512, 16, 130, true}, {64, 64, 64, 64, false, 3, 1, 1}, {256, 256, 1, 700, false}};
+  for (const ConvShape& s : shapes) {
+    SCOPED_TRACE(fmt::format("{} -> {} on {}x{}, {}x{} window", s.cin, s.cout, s.h, s.w, s.k, s.k));
+    test::TempDir dir;
+    auto p = compile_conv(s, dir);
+    ASSERT_TRUE(p.ok()) << p.error().str();
+    const auto x = test::uniform_fp16(size_t(s.cin) * s.h * s.w, -2, 2, 13);
+    const Outcome streamed = run(*p, x, s, false, {}), whole = run(*p, x, s, true, {});
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &allowed)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    const Outcome streamed1 = run(*p, x, s, false, {}), whole1 = run(*p, x, s, true, {});
+    ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+    ASSERT_FALSE(streamed.out.empty());
+    EXPECT_EQ(streamed1.out, streamed.out) << "streamed path";
+    EXPECT_EQ(whole1.out, whole.out) << "whole-tensor path";
+  }
 }
 #endif
 

@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -26,11 +27,15 @@ void mac_sgemm_piece(const float* x, const float* w, const float* bias, uint32_t
 
 void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y) {
   // Pieces of whole 16-pixel steps (the kernels' widest column step), the
-  // last one included above the MAC bound.
+  // last one included above the MAC bound, and never more than kSgemmPieces:
+  // how the pixels are cut never depends on the machine's cores, only how
+  // many workers take the pieces.
   const double macs_per_pixel = double(cout) * cin;
   const uint64_t steps = (hw + 15) / 16;
-  uint64_t pieces = std::min<uint64_t>({SingleThreadedBlas::available() ? usable_cores() : 1, steps,
-                                        static_cast<uint64_t>(double(hw) * macs_per_pixel / kMinSgemmMacs)});
+  uint64_t pieces = SingleThreadedBlas::available()
+                        ? std::min<uint64_t>({kSgemmPieces, steps,
+                                              static_cast<uint64_t>(double(hw) * macs_per_pixel / kMinSgemmMacs)})
+                        : 1;
   uint64_t per = hw;
   for (; pieces > 1; --pieces) {
     per = (steps + pieces - 1) / pieces * 16;
@@ -42,16 +47,19 @@ void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout,
     return;
   }
   SingleThreadedBlas blas;
-  auto piece = [&](uint64_t k) {
-    const uint64_t p0 = k * per;
-    mac_sgemm_piece(x, w, bias, cout, cin, hw, p0, std::min(per, hw - p0), y);
+  std::atomic<uint64_t> next{0};
+  auto work = [&] {
+    for (uint64_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < pieces;) {
+      const uint64_t p0 = k * per;
+      mac_sgemm_piece(x, w, bias, cout, cin, hw, p0, std::min(per, hw - p0), y);
+    }
   };
   std::vector<std::thread> helpers;
-  for (uint64_t k = 1; k < pieces; ++k) {
-    helpers.emplace_back(piece, k);
+  for (uint64_t i = 1; i < std::min<uint64_t>(usable_cores(), pieces); ++i) {
+    helpers.emplace_back(work);
     place_helper(helpers.back());
   }
-  piece(0);
+  work();
   for (std::thread& t : helpers) t.join();
 }
 

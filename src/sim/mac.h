@@ -8,11 +8,12 @@
 namespace ane::sim::detail {
 
 // acc=fp32: the sums as the BLAS's one-thread sgemm forms them. The pixels
-// (the sgemm's N) are cut over the cores, each piece one one-thread call on
-// its own thread (blas_threads.h), never one call on OpenBLAS's threads: its
-// threaded driver cuts the reduction (K) elsewhere than its one-thread driver
-// does, so the sums would depend on the core count and differ from the
-// streamed convolutions' blocks (stream_conv.h), which make one-thread calls.
+// (the sgemm's N) are cut into at most kSgemmPieces pieces by a rule of the
+// shape alone, which the cores take one at a time, each piece one one-thread
+// call (blas_threads.h); never one call on OpenBLAS's threads: its threaded
+// driver cuts the reduction (K) elsewhere than its one-thread driver does, so
+// the sums would depend on the core count and differ from the streamed
+// convolutions' blocks (stream_conv.h), which make one-thread calls.
 // Pieces are multiples of 16 pixels and of at least kMinSgemmMacs MACs; a
 // product too small for two is one call, threaded as the BLAS decides (no
 // streamed convolution is that small).
@@ -25,6 +26,7 @@ void mac_sgemm_piece(const float* x, const float* w, const float* bias, uint32_t
 // Below this many MACs (M x N x K) OpenBLAS's small-matrix kernel (M x N x K
 // <= 10^6 on its AVX-512 kernels) may sum otherwise: pieces stay above it.
 constexpr double kMinSgemmMacs = double(uint64_t{1} << 21);
+constexpr uint64_t kSgemmPieces = 8;
 // acc=fp64: one cblas_dgemm on fp64 copies xd, wd (filled here).
 void mac_dgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
                double* xd, double* wd, double* y);

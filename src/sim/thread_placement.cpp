@@ -2,13 +2,14 @@
 // spread_helper_threads; two_threads.h, place_helper).
 #include "two_threads.h"
 
+#include <algorithm>
+
 #include "ane/sim.h"
 
 #if defined(__linux__)
 #include <pthread.h>
 #include <sched.h>
 
-#include <algorithm>
 #include <atomic>
 
 // OpenBLAS's pthread server (0.3.x) exports this; weak, so that another BLAS
