@@ -22,10 +22,11 @@ namespace {
 // Pixels per block, a multiple of this where the blocks are pixel ranges.
 constexpr uint64_t kBlockAlign = 64;
 // The fp32 input (or windows) and result of one block together: about
-// 512 KiB, so that a worker's block stays in its core's L2 cache from the
+// 256 KiB, so that a worker's block stays in its core's L2 cache from the
 // conversion through the sgemm to the rounding, and a fresh process faults in
-// little (measured 2^15 - 2^19 on 3x3 64 -> 64 over 64x64 and 512 -> 512 over
-// 8192 pixels: 2^16 - 2^17 fastest on both).
+// little. Measured from 2^15 to 2^19 floats on a 3x3 64 -> 64 convolution
+// over 64x64 (2^15 fastest) and 512 -> 512 over 8192 pixels (2^17); 2^16
+// is within noise of the best on both.
 constexpr uint64_t kBlockFloats = uint64_t{1} << 16;
 // Every block stays above the small-matrix kernel's bound (mac.h).
 constexpr double kMinBlockMacs = kMinSgemmMacs;
