@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <span>
 
 #include "ane/compiler.h"
 #include "ane/dump.h"
@@ -150,28 +151,24 @@ py::dict task_fields(const PyTask& t) {
 }
 
 // ---- the simulator ----------------------------------------------------------------
-// An input array as the tensor hwx-run makes of a .npy: float16 bits as they
-// are, float32 rounded to nearest even; any shape, read in C order. The
-// simulator checks the element count against the buffer.
-ane::sim::Tensor input_tensor(const std::string& where, const std::string& name, const py::handle& value) {
+// Sets an input from a numpy array without a copy of its own: float16 or
+// C-contiguous float32 values go straight from the array's memory into the
+// slot (any other layout is made contiguous first).
+ane::Status set_input(ane::sim::Simulator& sim, const std::string& where, const std::string& name,
+                      const py::handle& value) {
   py::array a = py::array::ensure(value);
   if (!a) raise(where + ": input '" + name + "': expected a numpy array of float16 or float32");
   const std::string dtype = py::str(a.dtype());
-  ane::sim::Tensor t;
-  const auto n = static_cast<size_t>(a.size());
-  if (n > UINT32_MAX) raise(where + ": input '" + name + "': more than 2^32 elements");
-  t.nchw = {1, 1, 1, static_cast<uint32_t>(n)};
-  t.data.resize(n);
-  if (dtype == "float16") {
-    auto bits = py::array_t<uint16_t, py::array::c_style | py::array::forcecast>::ensure(a.attr("view")("uint16"));
-    std::copy_n(bits.data(), n, t.data.data());
-  } else if (dtype == "float32") {
-    auto c = py::array_t<float, py::array::c_style>::ensure(a);
-    ane::float_to_fp16_n(c.data(), t.data.data(), n);
-  } else {
+  if (dtype != "float16" && dtype != "float32")
     raise(where + ": input '" + name + "': dtype " + dtype + ", expected float16 or float32");
-  }
-  return t;
+  if (static_cast<uint64_t>(a.size()) > UINT32_MAX) raise(where + ": input '" + name + "': more than 2^32 elements");
+  const bool f16 = dtype == "float16";
+  py::array c = f16 ? py::array(py::array_t<uint16_t, py::array::c_style | py::array::forcecast>::ensure(
+                          a.attr("view")("uint16")))
+                    : py::array(py::array_t<float, py::array::c_style>::ensure(a));
+  const auto* bytes = static_cast<const std::byte*>(c.data());
+  return sim.set_input(name, f16 ? ane::npy::Dtype::F16 : ane::npy::Dtype::F32,
+                       std::span<const std::byte>(bytes, static_cast<size_t>(c.nbytes())));
 }
 
 ane::sim::Options sim_options(const py::object& options, const std::vector<std::string>& assume) {
@@ -194,7 +191,7 @@ py::object run(const ProgramRef& p, const py::dict& inputs, bool trace, const py
   auto sim = take(ane::sim::Simulator::create(p->program, sim_options(options, assume)), path);
   for (auto [k, v] : inputs) {
     const std::string name = py::str(k);
-    check(sim.set_input(name, input_tensor(path, name, v)), path);
+    check(set_input(sim, path, name, v), path);
   }
   check(sim.check_inputs(), path);
   std::vector<ane::sim::TraceRecord> records;
@@ -208,9 +205,11 @@ py::object run(const ProgramRef& p, const py::dict& inputs, bool trace, const py
   sim.machine().release_working_memory();  // the outputs are in the slots now
   py::dict outs;
   for (const auto& b : sim.outputs()) {
-    auto t = take(sim.read_buffer(b.name), path);
-    py::array_t<uint16_t> bits({t.nchw[0], t.nchw[1], t.nchw[2], t.nchw[3]});
-    std::copy(t.data.begin(), t.data.end(), bits.mutable_data());
+    // Gathered straight into the array handed back.
+    const auto shape = b.shape();
+    if (!shape) raise(path + ": output '" + b.name + "' has no shape");
+    py::array_t<uint16_t> bits({shape->nchw[0], shape->nchw[1], shape->nchw[2], shape->nchw[3]});
+    check(sim.read_buffer(b.name, std::span<uint16_t>(bits.mutable_data(), static_cast<size_t>(bits.size()))), path);
     outs[text(b.name)] = bits.attr("view")("float16");
   }
   if (!trace) return outs;

@@ -12,6 +12,7 @@
 #include <cblas.h>
 #if defined(__linux__)
 #include <sched.h>
+#include <unistd.h>
 #endif
 
 #include <algorithm>
@@ -237,10 +238,23 @@ TEST(SimStreamConv, SpreadingHelperThreadsChangesNoBit) {
 // on every BLAS kernel (the Haswell kernels included, whose sums follow the
 // cut): both paths, streamed and whole, with every core and with one.
 TEST(SimStreamConv, SumsDoNotDependOnTheCoreCount) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one core: nothing to compare";
-  const ConvShape shapes[] = {{512, 512, 16, 130, true}, {64, 64, 64, 64, false, 3, 1, 1}, {256, 256, 1, 700, false}};
+  // Every online core for "all" (this thread's own mask may have been
+  // narrowed), the mask it had put back at the end.
+  cpu_set_t before, allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  CPU_ZERO(&allowed);
+  for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; ++c) CPU_SET(c, &allowed);
+  if (sched_setaffinity(0, sizeof allowed, &allowed) != 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+      CPU_COUNT(&allowed) < 2) {
+    sched_setaffinity(0, sizeof before, &before);
+    GTEST_SKIP() << "one core: nothing to compare";
+  }
+  // Streamed and cut by pixels; a 3x3 band; a whole-path product cut by
+  // pixels; one over 16 pixels, cut by output channels.
+  const ConvShape shapes[] = {{512, 512, 16, 130, true},
+                              {64, 64, 64, 64, false, 3, 1, 1},
+                              {256, 256, 1, 700, false},
+                              {1024, 1024, 1, 16, true}};
   for (const ConvShape& s : shapes) {
     SCOPED_TRACE(fmt::format("{} -> {} on {}x{}, {}x{} window", s.cin, s.cout, s.h, s.w, s.k, s.k));
     test::TempDir dir;
@@ -262,6 +276,7 @@ TEST(SimStreamConv, SumsDoNotDependOnTheCoreCount) {
     EXPECT_EQ(streamed1.out, streamed.out) << "streamed path";
     EXPECT_EQ(whole1.out, whole.out) << "whole-tensor path";
   }
+  sched_setaffinity(0, sizeof before, &before);
 }
 #endif
 

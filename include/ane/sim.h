@@ -246,6 +246,9 @@ class Simulator {
   Status run(const TraceHook& trace = {});
   // Gathers an output (or input) buffer into a dense tensor of its own shape.
   Expected<Tensor> read_buffer(const std::string& name) const;
+  // The same into `out`, which holds exactly the buffer's N*C*H*W fp16 bit
+  // patterns (libane.run gathers straight into its numpy array).
+  Status read_buffer(const std::string& name, std::span<uint16_t> out) const;
   // Writes a buffer as a float16 .npy of its own shape, straight from its
   // slot memory (errors do not repeat the path).
   Status save_npy(const std::string& name, const std::string& path) const;

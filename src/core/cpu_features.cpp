@@ -3,7 +3,11 @@
 
 #if defined(__x86_64__) && defined(__has_include)
 #if __has_include(<sys/platform/x86.h>)
+// A C header: its inline functions return _Bool, which g++ accepts in C++
+// and clang++ does not.
+#define _Bool bool
 #include <sys/platform/x86.h>
+#undef _Bool
 #define ANE_GLIBC_CPU_FEATURES 1
 #elif defined(__GNUC__) || defined(__clang__)
 #include <cpuid.h>

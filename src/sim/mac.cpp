@@ -25,37 +25,59 @@ void mac_sgemm_piece(const float* x, const float* w, const float* bias, uint32_t
               y + p0, static_cast<int>(hw));
 }
 
-void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y) {
-  // Pieces of whole 16-pixel steps (the kernels' widest column step), the
-  // last one included above the MAC bound, and never more than kSgemmPieces:
-  // how the pixels are cut never depends on the machine's cores, only how
-  // many workers take the pieces.
-  const double macs_per_pixel = double(cout) * cin;
-  const uint64_t steps = (hw + 15) / 16;
-  uint64_t pieces = SingleThreadedBlas::available()
-                        ? std::min<uint64_t>({kSgemmPieces, steps,
-                                              static_cast<uint64_t>(double(hw) * macs_per_pixel / kMinSgemmMacs)})
-                        : 1;
-  uint64_t per = hw;
+namespace {
+
+void dgemm_piece(const double* xd, const double* wd, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+                 uint64_t p0, uint64_t n, double* y) {
+  if (bias)
+    for (uint32_t oc = 0; oc < cout; ++oc) std::fill_n(y + oc * hw + p0, n, double(bias[oc]));
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(cout), static_cast<int>(n),
+              static_cast<int>(cin), 1.0, wd, static_cast<int>(cin), xd + p0, static_cast<int>(hw), bias ? 1.0 : 0.0,
+              y + p0, static_cast<int>(hw));
+}
+
+// How a product is cut: along its pixels (N) where it has enough of them,
+// else along its output channels (M), in whole 16-wide steps (the kernels'
+// widest), every piece the last included above the MAC bound, at most
+// kSgemmPieces. By the shape alone: the machine's cores decide only how many
+// workers take the pieces.
+struct Cut {
+  bool pixels = true;
+  uint64_t pieces = 1, per = 0, extent = 0;
+};
+
+Cut cut_along(uint64_t extent, double macs_per_unit) {
+  const uint64_t steps = (extent + 15) / 16;
+  uint64_t pieces =
+      std::min<uint64_t>({kSgemmPieces, steps, static_cast<uint64_t>(double(extent) * macs_per_unit / kMinSgemmMacs)});
+  uint64_t per = extent;
   for (; pieces > 1; --pieces) {
     per = (steps + pieces - 1) / pieces * 16;
-    if ((pieces - 1) * per < hw && double(hw - (pieces - 1) * per) * macs_per_pixel >= kMinSgemmMacs) break;
+    if ((pieces - 1) * per < extent && double(extent - (pieces - 1) * per) * macs_per_unit >= kMinSgemmMacs) break;
   }
-  if (pieces <= 1) {
-    // Too few pixels (or MACs) to cut: one call, threaded as the BLAS decides.
-    mac_sgemm_piece(x, w, bias, cout, cin, hw, 0, hw, y);
-    return;
-  }
-  SingleThreadedBlas blas;
+  if (pieces <= 1) return {true, 1, extent, extent};
+  return {true, pieces, per, extent};
+}
+
+Cut cut_of(uint32_t cout, uint32_t cin, uint64_t hw) {
+  const Cut by_pixels = cut_along(hw, double(cout) * cin);
+  if (by_pixels.pieces > 1) return by_pixels;
+  Cut by_rows = cut_along(cout, double(cin) * hw);
+  by_rows.pixels = false;
+  return by_rows;
+}
+
+// call(begin, count) for every piece, on as many workers as there are cores
+// and pieces.
+template <typename Call>
+void in_pieces(const Cut& c, Call call) {
   std::atomic<uint64_t> next{0};
   auto work = [&] {
-    for (uint64_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < pieces;) {
-      const uint64_t p0 = k * per;
-      mac_sgemm_piece(x, w, bias, cout, cin, hw, p0, std::min(per, hw - p0), y);
-    }
+    for (uint64_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < c.pieces;)
+      call(k * c.per, std::min(c.per, c.extent - k * c.per));
   };
   std::vector<std::thread> helpers;
-  for (uint64_t i = 1; i < std::min<uint64_t>(usable_cores(), pieces); ++i) {
+  for (uint64_t i = 1; i < worker_count(c.pieces); ++i) {
     helpers.emplace_back(work);
     place_helper(helpers.back());
   }
@@ -63,15 +85,41 @@ void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout,
   for (std::thread& t : helpers) t.join();
 }
 
+}  // namespace
+
+void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y) {
+  SingleThreadedBlas blas;
+  if (!blas.active()) {
+    mac_sgemm_piece(x, w, bias, cout, cin, hw, 0, hw, y);  // threaded as that BLAS decides
+    return;
+  }
+  const Cut c = cut_of(cout, cin, hw);
+  in_pieces(c, [&](uint64_t begin, uint64_t n) {
+    if (c.pixels)
+      mac_sgemm_piece(x, w, bias, cout, cin, hw, begin, n, y);
+    else  // output channels [begin, begin + n): their weight rows, biases and result rows
+      mac_sgemm_piece(x, w + begin * cin, bias ? bias + begin : nullptr, static_cast<uint32_t>(n), cin, hw, 0, hw,
+                      y + begin * hw);
+  });
+}
+
 void mac_dgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
                double* xd, double* wd, double* y) {
   std::copy(x, x + uint64_t{cin} * hw, xd);
   std::copy(w, w + uint64_t{cout} * cin, wd);
-  if (bias)
-    for (uint32_t oc = 0; oc < cout; ++oc) std::fill_n(y + oc * hw, hw, double(bias[oc]));
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(cout), static_cast<int>(hw),
-              static_cast<int>(cin), 1.0, wd, static_cast<int>(cin), xd, static_cast<int>(hw), bias ? 1.0 : 0.0, y,
-              static_cast<int>(hw));
+  SingleThreadedBlas blas;
+  if (!blas.active()) {
+    dgemm_piece(xd, wd, bias, cout, cin, hw, 0, hw, y);
+    return;
+  }
+  const Cut c = cut_of(cout, cin, hw);
+  in_pieces(c, [&](uint64_t begin, uint64_t n) {
+    if (c.pixels)
+      dgemm_piece(xd, wd, bias, cout, cin, hw, begin, n, y);
+    else
+      dgemm_piece(xd, wd + begin * cin, bias ? bias + begin : nullptr, static_cast<uint32_t>(n), cin, hw, 0, hw,
+                  y + begin * hw);
+  });
 }
 
 namespace {

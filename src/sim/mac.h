@@ -7,16 +7,17 @@
 
 namespace ane::sim::detail {
 
-// acc=fp32: the sums as the BLAS's one-thread sgemm forms them. The pixels
-// (the sgemm's N) are cut into at most kSgemmPieces pieces by a rule of the
-// shape alone, which the cores take one at a time, each piece one one-thread
-// call (blas_threads.h); never one call on OpenBLAS's threads: its threaded
-// driver cuts the reduction (K) elsewhere than its one-thread driver does, so
-// the sums would depend on the core count and differ from the streamed
-// convolutions' blocks (stream_conv.h), which make one-thread calls.
-// Pieces are multiples of 16 pixels and of at least kMinSgemmMacs MACs; a
-// product too small for two is one call, threaded as the BLAS decides (no
-// streamed convolution is that small).
+// acc=fp32: the sums as the BLAS's one-thread sgemm forms them. The product
+// is cut into at most kSgemmPieces pieces by a rule of the shape alone (along
+// the pixels, the sgemm's N, where there are enough of them, else along the
+// output channels), which the cores take one at a time, each piece one
+// one-thread call (blas_threads.h). Never one call on OpenBLAS's threads: its
+// threaded driver cuts the reduction (K) elsewhere than its one-thread driver
+// does, so the sums would depend on the core count and differ from the
+// streamed convolutions' blocks (stream_conv.h), which make one-thread calls.
+// Pieces are multiples of 16 and of at least kMinSgemmMacs MACs; a product
+// too small for two is one one-thread call. With another BLAS (no OpenBLAS
+// thread control) it is one call, threaded as that BLAS decides.
 void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y);
 // The same for the pixels [p0, p0 + n) of x and y (rows hw apart), as one
 // call on the calling thread: for a caller holding a SingleThreadedBlas and
@@ -27,7 +28,8 @@ void mac_sgemm_piece(const float* x, const float* w, const float* bias, uint32_t
 // <= 10^6 on its AVX-512 kernels) may sum otherwise: pieces stay above it.
 constexpr double kMinSgemmMacs = double(uint64_t{1} << 21);
 constexpr uint64_t kSgemmPieces = 8;
-// acc=fp64: one cblas_dgemm on fp64 copies xd, wd (filled here).
+// acc=fp64: cblas_dgemm on fp64 copies xd, wd (filled here), cut and called
+// as mac_sgemm cuts and calls sgemm.
 void mac_dgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
                double* xd, double* wd, double* y);
 // acc=fp32-ordered and products=fp16: each output starts at its bias (or 0)

@@ -275,11 +275,28 @@ Expected<Tensor> Simulator::read_buffer(const std::string& name) const {
   for (int i = 0; i < 4; ++i) t.nchw[i] = static_cast<uint32_t>(l->nchw[i]);
   ane::detail::reserve_huge(t.data, l->elements);
   t.data.resize(l->elements);
-  const uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
-  for_rows(mem, *l, [&](const uint8_t* row, uint64_t i) {
-    for (uint64_t w = 0; w < l->nchw[3]; ++w) t.data[i + w] = detail::load_u16(row + 2 * w);
-  });
+  if (Status st = read_buffer(name, t.data); !st) return st.error();
   return t;
+}
+
+Status Simulator::read_buffer(const std::string& name, std::span<uint16_t> out) const {
+  const Buffer* b = impl_->find(name, false);
+  if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
+  auto l = impl_->layout(*b);
+  if (!l) return l.error();
+  if (out.size() != l->elements)
+    return make_error(fmt::format("buffer '{}' holds {} values, not {}", name, l->elements, out.size()));
+  const uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
+  const uint64_t w = l->nchw[3];
+  // Little-endian fp16 in the slot, row by row (the slot's rows may be padded).
+  for_rows(mem, *l, [&](const uint8_t* row, uint64_t i) {
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(out.data() + i, row, 2 * w);
+    } else {
+      for (uint64_t k = 0; k < w; ++k) out[i + k] = detail::load_u16(row + 2 * k);
+    }
+  });
+  return Ok{};
 }
 
 Status Simulator::save_npy(const std::string& name, const std::string& path) const {

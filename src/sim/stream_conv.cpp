@@ -123,7 +123,7 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
   // other between them. Without OpenBLAS's thread control, one worker calls
   // the BLAS and leaves the threading to it.
   SingleThreadedBlas blas;
-  const uint64_t workers = blas.active() ? std::min<uint64_t>(usable_cores(), blocks.count) : 1;
+  const uint64_t workers = blas.active() ? worker_count(blocks.count) : 1;
   struct Buffers {
     float* x;     // the block's input (pointwise) or windows, [red][n]
     float* y;     // its result, [cout][n]

@@ -1,6 +1,7 @@
 // Splitting element-wise work over the machine's two cores.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <thread>
 
@@ -12,6 +13,13 @@ void place_helper(std::thread& t);
 
 // The cores this process may run on (at least 1).
 unsigned usable_cores();
+
+// Workers for `tasks` independent pieces of work: one per usable core, at
+// most 8 (each holds its own buffers) and at most one per piece.
+inline uint64_t worker_count(uint64_t tasks) {
+  const uint64_t cores = usable_cores();
+  return std::max<uint64_t>(1, std::min<uint64_t>({cores, 8, tasks}));
+}
 
 // fn(begin, end) over [0, n), on two threads once n reaches `min`. Only for
 // work where each value is computed alone, so that the split cannot change a

@@ -113,6 +113,26 @@ def test_float32_inputs_are_rounded_and_any_shape_is_accepted(mlp_hwx):
         assert np.array_equal(a[k], b[k]) and np.array_equal(a[k], c[k]), k
 
 
+def test_strided_and_unaligned_inputs_read_in_c_order(mlp_hwx):
+    # libane.run reads an array's memory directly where it can; views that are
+    # strided, transposed or unaligned must give the values in C order all the same.
+    path, inputs = mlp_hwx
+    p = libane.open(path)
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-2, 2, size=(1, 16, 1, 8)).astype(np.float16)
+    want = libane.run(p, {"x": x, "skip": inputs["skip"]})
+    strided = np.zeros((1, 16, 1, 16), np.float16)
+    strided[..., ::2] = x
+    transposed = np.ascontiguousarray(x.reshape(16, 8).T).T  # a Fortran-ordered view of the same values
+    raw = np.zeros(4 * 128 + 1, np.uint8)
+    unaligned = raw[1:].view(np.float32)  # float32 one byte off alignment
+    unaligned[:] = x.astype(np.float32).reshape(-1)
+    for given in (strided[..., ::2], transposed, unaligned):
+        got = libane.run(p, {"x": given, "skip": inputs["skip"]})
+        for k in want:
+            assert np.array_equal(got[k], want[k]), k
+
+
 def test_options_and_assumptions(mlp_hwx):
     path, inputs = mlp_hwx
     p = libane.open(path)

@@ -27,15 +27,19 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// OpenBLAS's pthread server starts its worker threads when the program loads,
-// and an idle worker spins in sched_yield for 2^28 cycles (about 0.1 s) before
-// it sleeps: on a two-core machine that takes one core from the element-wise
-// units at the start and after every sgemm. 2^4 puts it to sleep at once;
-// waking it for an sgemm costs microseconds. The thread count, and so every
-// sgemm's bits, stay the same. Priority 101 runs this before OpenBLAS's own
-// constructor reads the environment (hwx-run links OpenBLAS statically); a
-// value the user set wins.
-__attribute__((constructor(101))) void quiet_idle_blas_threads() { setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0); }
+// OpenBLAS's pthread server starts its worker threads when the program loads.
+// The simulator never calls OpenBLAS threaded (src/sim/mac.h: its own workers
+// make one-thread calls), so hwx-run asks for none: starting the worker cost
+// about 0.08 ms of every process. Should a threaded call happen (another
+// value of OPENBLAS_NUM_THREADS, set by the user, wins), an idle worker would
+// spin in sched_yield for 2^28 cycles (about 0.1 s) before it sleeps; 2^4
+// puts it to sleep at once. No value depends on either: the sums are the
+// one-thread calls'. Priority 101 runs this before OpenBLAS's own
+// constructor reads the environment (hwx-run links OpenBLAS statically).
+__attribute__((constructor(101))) void quiet_idle_blas_threads() {
+  setenv("OPENBLAS_NUM_THREADS", "1", 0);
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
+}
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
