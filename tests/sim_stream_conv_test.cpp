@@ -152,13 +152,13 @@ std::vector<sim::Options> every_numerics() {
 
 TEST(SimStreamConv, BlocksOfPixelsGiveTheWholeTensorPathsBits) {
   const ConvShape shapes[] = {
-      {512, 512, 1, 1536, false},  // three blocks of 512 pixels
-      {512, 512, 16, 130, true},   // 576-pixel blocks cut rows, the last 352; bias and ReLU
-      {64, 48, 97, 131, false},    // 6400 and 6307 pixels, cout not a power of two
-      {1024, 16, 16, 64, false},   // two 512-pixel blocks, a wide reduction
-      {64, 64, 64, 64, false, 3, 1, 1},   // 3x3 "same": bands of 13 rows (the last 12), padding at both ends
+      {512, 512, 1, 1536, false},  // blocks of whole rows of pixels
+      {512, 512, 16, 130, true},   // blocks that cut rows, a shorter last one; bias and ReLU
+      {64, 48, 97, 131, false},    // cout not a power of two
+      {1024, 16, 16, 64, false},   // a wide reduction
+      {64, 64, 64, 64, false, 3, 1, 1},   // 3x3 "same": bands of rows, padding at both ends
       {32, 64, 90, 70, true, 3, 1, 1},    // bands that cut the input unevenly; bias and ReLU
-      {64, 16, 161, 121, false, 3, 2, 1}, // stride 2 (the zero-skipping kernel form): bands of 17 rows
+      {64, 16, 161, 121, false, 3, 2, 1}, // stride 2 (the zero-skipping kernel form)
       {48, 32, 80, 50, false, 3, 1, 0},   // no padding: the output is smaller than the input
   };
   for (const ConvShape& s : shapes) {
@@ -178,9 +178,9 @@ TEST(SimStreamConv, BlocksOfPixelsGiveTheWholeTensorPathsBits) {
       ASSERT_TRUE(paths_agree(streamed.out, whole.out))
           << "options: " << fmt::format("{}", fmt::join(sim::describe_options(o), " "));
     }
-    // Streamed, the task holds two blocks' worth of fp32 (at most 2 x 2 MiB)
-    // and the input rows under one, instead of fp32 copies of its whole input,
-    // windows and result.
+    // Streamed, the task holds a block's worth of fp32 per worker (about
+    // 256 KiB each) and the input rows under one, instead of fp32 copies of
+    // its whole input, windows and result.
     const Outcome streamed = run(*p, x, s, false, {}), whole = run(*p, x, s, true, {});
     const uint64_t out_pixels = streamed.out.size() / s.cout;
     const uint64_t windows = s.k == 1 && !s.column ? 0 : uint64_t(s.cin) * (s.column ? 9 : s.k * s.k) * out_pixels;

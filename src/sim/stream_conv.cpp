@@ -28,6 +28,12 @@ constexpr uint64_t kBlockAlign = 64;
 // over 64x64 (2^15 fastest) and 512 -> 512 over 8192 pixels (2^17); 2^16
 // is within noise of the best on both.
 constexpr uint64_t kBlockFloats = uint64_t{1} << 16;
+// Each sgemm call packs the whole weight matrix again (OpenBLAS packs both
+// operands per call), a cost per MAC that falls as 1 / pixels. 512 -> 512
+// over 64 x 128 pixels, min / median ms, interleaved: blocks of 64 pixels
+// 24.6 / 24.9, of 256 23.0 / 23.2 (of 512 the same, but the 1 x 8192 job's
+// five tasks then share their blocks unevenly: 26.1 -> 29.9 median).
+constexpr uint64_t kMinBlockPixels = 256;
 // Every block stays above the small-matrix kernel's bound (mac.h).
 constexpr double kMinBlockMacs = kMinSgemmMacs;
 
@@ -51,8 +57,9 @@ Blocks blocks_of(const NePlan& ne, const Dims& out) {
   b.unit = rows ? out.w : 1;
   const uint64_t total = rows ? out.h : uint64_t{out.h} * out.w;
   const uint64_t align = rows ? 1 : kBlockAlign;
-  // Blocks of about kBlockFloats, and never under the MAC bound where the task has that much.
-  const uint64_t by_size = kBlockFloats / (ne.reduction() + ne.cout) / b.unit;
+  // Blocks of about kBlockFloats but at least kMinBlockPixels, and never under the MAC bound
+  // where the task has that much.
+  const uint64_t by_size = std::max(kBlockFloats / (ne.reduction() + ne.cout), kMinBlockPixels) / b.unit;
   const auto by_macs = static_cast<uint64_t>(std::ceil(kMinBlockMacs / macs(ne, b.unit)));
   const uint64_t target = std::max<uint64_t>({1, by_size, by_macs});
   const uint64_t count = std::max<uint64_t>(1, total / target);
