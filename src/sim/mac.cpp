@@ -4,8 +4,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 #include <vector>
 
 #include "../core/cpu_features.h"
@@ -71,18 +69,8 @@ Cut cut_of(uint32_t cout, uint32_t cin, uint64_t hw) {
 // and pieces.
 template <typename Call>
 void in_pieces(const Cut& c, Call call) {
-  std::atomic<uint64_t> next{0};
-  auto work = [&] {
-    for (uint64_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < c.pieces;)
-      call(k * c.per, std::min(c.per, c.extent - k * c.per));
-  };
-  std::vector<std::thread> helpers;
-  for (uint64_t i = 1; i < worker_count(c.pieces); ++i) {
-    helpers.emplace_back(work);
-    place_helper(helpers.back());
-  }
-  work();
-  for (std::thread& t : helpers) t.join();
+  on_workers(c.pieces, worker_count(c.pieces),
+             [&](uint64_t k, uint64_t) { call(k * c.per, std::min(c.per, c.extent - k * c.per)); });
 }
 
 }  // namespace

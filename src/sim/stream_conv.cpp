@@ -2,10 +2,8 @@
 #include "stream_conv.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "blas_threads.h"
@@ -194,18 +192,8 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
   };
   // Blocks are claimed in order; which worker runs one changes no bit (its
   // bounds and its one-thread sgemm are the same either way).
-  std::atomic<uint64_t> next{0};
-  auto work = [&](uint64_t i) {
-    std::vector<uint16_t> bits;
-    for (uint64_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < blocks.count;) run_block(k, bufs[i], bits);
-  };
-  std::vector<std::thread> helpers;
-  for (uint64_t i = 1; i < workers; ++i) {
-    helpers.emplace_back(work, i);
-    place_helper(helpers.back());
-  }
-  work(0);
-  for (std::thread& t : helpers) t.join();
+  std::vector<std::vector<uint16_t>> bits(workers);
+  on_workers(blocks.count, workers, [&](uint64_t k, uint64_t worker) { run_block(k, bufs[worker], bits[worker]); });
   return Ok{};
 }
 
