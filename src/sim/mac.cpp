@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "../core/cpu_features.h"
@@ -13,25 +14,23 @@
 
 namespace ane::sim::detail {
 
-void mac_sgemm_piece(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
-                     uint64_t p0, uint64_t n, float* y) {
-  // The bias starts the accumulator: C = bias, beta = 1.
-  if (bias)
-    for (uint32_t oc = 0; oc < cout; ++oc) std::fill_n(y + oc * hw + p0, n, bias[oc]);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(cout), static_cast<int>(n),
-              static_cast<int>(cin), 1.0f, w, static_cast<int>(cin), x + p0, static_cast<int>(hw), bias ? 1.0f : 0.0f,
-              y + p0, static_cast<int>(hw));
-}
-
 namespace {
 
-void dgemm_piece(const double* xd, const double* wd, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
-                 uint64_t p0, uint64_t n, double* y) {
+// One BLAS call for pixels [p0, p0 + n): sgemm or dgemm by T. The bias
+// starts the accumulator: C = bias, beta = 1.
+template <typename T>
+void gemm_piece(const T* x, const T* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, uint64_t p0,
+                uint64_t n, T* y) {
   if (bias)
-    for (uint32_t oc = 0; oc < cout; ++oc) std::fill_n(y + oc * hw + p0, n, double(bias[oc]));
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(cout), static_cast<int>(n),
-              static_cast<int>(cin), 1.0, wd, static_cast<int>(cin), xd + p0, static_cast<int>(hw), bias ? 1.0 : 0.0,
-              y + p0, static_cast<int>(hw));
+    for (uint32_t oc = 0; oc < cout; ++oc) std::fill_n(y + oc * hw + p0, n, T(bias[oc]));
+  const auto m = static_cast<int>(cout), cols = static_cast<int>(n), k = static_cast<int>(cin),
+             ld = static_cast<int>(hw);
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, cols, k, 1.0f, w, k, x + p0, ld, bias ? 1.0f : 0.0f,
+                y + p0, ld);
+  else
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, cols, k, 1.0, w, k, x + p0, ld, bias ? 1.0 : 0.0,
+                y + p0, ld);
 }
 
 // How a product is cut: along its pixels (N) where it has enough of them,
@@ -65,49 +64,42 @@ Cut cut_of(uint32_t cout, uint32_t cin, uint64_t hw) {
   return by_rows;
 }
 
-// call(begin, count) for every piece, on as many workers as there are cores
-// and pieces.
-template <typename Call>
-void in_pieces(const Cut& c, Call call) {
-  on_workers(c.pieces, worker_count(c.pieces),
-             [&](uint64_t k, uint64_t) { call(k * c.per, std::min(c.per, c.extent - k * c.per)); });
+// The whole product, cut (cut_of) and each piece one one-thread call on as
+// many workers as there are cores and pieces; with another BLAS, one call.
+template <typename T>
+void gemm(const T* x, const T* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, T* y) {
+  SingleThreadedBlas blas;
+  if (!blas.active()) {
+    gemm_piece(x, w, bias, cout, cin, hw, 0, hw, y);  // threaded as that BLAS decides
+    return;
+  }
+  const Cut c = cut_of(cout, cin, hw);
+  on_workers(c.pieces, worker_count(c.pieces), [&](uint64_t k, uint64_t) {
+    const uint64_t begin = k * c.per, n = std::min(c.per, c.extent - k * c.per);
+    if (c.pixels)
+      gemm_piece(x, w, bias, cout, cin, hw, begin, n, y);
+    else  // output channels [begin, begin + n): their weight rows, biases and result rows
+      gemm_piece(x, w + begin * cin, bias ? bias + begin : nullptr, static_cast<uint32_t>(n), cin, hw, 0, hw,
+                 y + begin * hw);
+  });
 }
 
 }  // namespace
 
+void mac_sgemm_piece(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
+                     uint64_t p0, uint64_t n, float* y) {
+  gemm_piece(x, w, bias, cout, cin, hw, p0, n, y);
+}
+
 void mac_sgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw, float* y) {
-  SingleThreadedBlas blas;
-  if (!blas.active()) {
-    mac_sgemm_piece(x, w, bias, cout, cin, hw, 0, hw, y);  // threaded as that BLAS decides
-    return;
-  }
-  const Cut c = cut_of(cout, cin, hw);
-  in_pieces(c, [&](uint64_t begin, uint64_t n) {
-    if (c.pixels)
-      mac_sgemm_piece(x, w, bias, cout, cin, hw, begin, n, y);
-    else  // output channels [begin, begin + n): their weight rows, biases and result rows
-      mac_sgemm_piece(x, w + begin * cin, bias ? bias + begin : nullptr, static_cast<uint32_t>(n), cin, hw, 0, hw,
-                      y + begin * hw);
-  });
+  gemm(x, w, bias, cout, cin, hw, y);
 }
 
 void mac_dgemm(const float* x, const float* w, const float* bias, uint32_t cout, uint32_t cin, uint64_t hw,
                double* xd, double* wd, double* y) {
   std::copy(x, x + uint64_t{cin} * hw, xd);
   std::copy(w, w + uint64_t{cout} * cin, wd);
-  SingleThreadedBlas blas;
-  if (!blas.active()) {
-    dgemm_piece(xd, wd, bias, cout, cin, hw, 0, hw, y);
-    return;
-  }
-  const Cut c = cut_of(cout, cin, hw);
-  in_pieces(c, [&](uint64_t begin, uint64_t n) {
-    if (c.pixels)
-      dgemm_piece(xd, wd, bias, cout, cin, hw, begin, n, y);
-    else
-      dgemm_piece(xd, wd + begin * cin, bias ? bias + begin : nullptr, static_cast<uint32_t>(n), cin, hw, 0, hw,
-                  y + begin * hw);
-  });
+  gemm<double>(xd, wd, bias, cout, cin, hw, y);
 }
 
 namespace {
