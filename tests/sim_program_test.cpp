@@ -304,6 +304,33 @@ TEST(SimProgram, InputErrors) {
   EXPECT_EQ(error_of(sim->check_inputs()), "");
 }
 
+// A buffer whose layout holds no values (a fuzzed file declared width 0):
+// reading, setting and saving it move nothing and touch no memory (the
+// empty tensor has no storage; memcpy from null was undefined behaviour).
+TEST(SimProgram, EmptyBuffersMoveNothing) {
+  ANE_REQUIRE_CORPUS();
+  Program p = load("relu");
+  for (auto& b : p.buffers)
+    if (b.layout) b.layout->nchw[3] = 0;
+  auto sim = Simulator::create(p);
+  ASSERT_TRUE(sim.ok()) << sim.error().str();
+  for (const auto& b : sim->inputs()) {
+    Tensor empty;
+    empty.nchw = {1, 1, 1, 0};
+    EXPECT_EQ(error_of(sim->set_input(b.name, empty)), "");
+  }
+  for (const auto& b : sim->outputs()) {
+    auto t = sim->read_buffer(b.name);
+    ASSERT_TRUE(t.ok()) << t.error().str();
+    EXPECT_TRUE(t->data.empty());
+    EXPECT_EQ(t->nchw[3], 0u);
+    const std::string path = testing::TempDir() + "empty-buffer.npy";
+    ASSERT_EQ(error_of(sim->save_npy(b.name, path)), "");
+    auto saved = test::read_or_die(path);
+    EXPECT_EQ(saved.size() % 64, 0u);  // the header alone, padded to 64 bytes
+  }
+}
+
 // Two hand-made tasks on one machine: task 0 copies x (slot 5) into the
 // scratch slot 3 at +0x1000 with ReLU; task 1 adds y (slot 6) to it and
 // writes slot 4. The intermediate is rounded to fp16 in between.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ane/registers.h"
+#include "field_names.h"
 
 namespace ane {
 
@@ -50,8 +51,7 @@ RegisterDatabase::RegisterDatabase(Generation g, uint32_t header_words, std::vec
   std::vector<std::pair<uint64_t, uint32_t>> keys(fields_.size());
   for (size_t i = 0; i < fields_.size(); ++i) {
     const FieldInfo& f = fields_[i];
-    keys[i] = {(uint64_t{static_cast<uint8_t>(f.block)} << 40) | (uint64_t{f.address} << 8) | f.bit,
-               static_cast<uint32_t>(i)};
+    keys[i] = {detail::register_order_key(static_cast<uint8_t>(f.block), f.address, f.bit), static_cast<uint32_t>(i)};
   }
   std::sort(keys.begin(), keys.end());
   for (size_t i = 0; i < keys.size(); ++i) by_register_[i] = keys[i].second;

@@ -33,6 +33,12 @@ inline std::string qualified_field_name(Block block, const std::string& reg, con
   return name;
 }
 
+// (block rank, address, bit) as one integer, so that register order is one
+// integer sort: the address is below 2^32 and the bit below 2^8.
+inline uint64_t register_order_key(uint32_t block_rank, uint32_t address, uint32_t bit) {
+  return (uint64_t{block_rank} << 40) | (uint64_t{address} << 8) | bit;
+}
+
 // Sorts fields by (rank(block), address, bit), keeping the table's order
 // among equal keys. Sorted as (key, index) pairs and then moved once: a
 // stable sort of the fields themselves moves their strings about and took
@@ -42,8 +48,7 @@ void sort_fields_in_register_order(std::vector<FieldInfo>& fields, Rank rank) {
   std::vector<std::pair<uint64_t, uint32_t>> keys(fields.size());
   for (size_t i = 0; i < fields.size(); ++i) {
     const FieldInfo& f = fields[i];
-    keys[i] = {(uint64_t{static_cast<uint32_t>(rank(f.block))} << 40) | (uint64_t{f.address} << 8) | f.bit,
-               static_cast<uint32_t>(i)};
+    keys[i] = {register_order_key(static_cast<uint32_t>(rank(f.block)), f.address, f.bit), static_cast<uint32_t>(i)};
   }
   std::sort(keys.begin(), keys.end());
   std::vector<FieldInfo> sorted;

@@ -65,12 +65,22 @@ struct Simulator::Impl {
 
   Expected<BufferLayout> layout(const Buffer& b) const;
   const Buffer* find(const std::string& name, bool inputs_only) const;
+  // Any buffer's layout by name ("unknown buffer" when there is none).
+  Expected<BufferLayout> layout(const std::string& name) const;
+  // The buffer's values in NCHW order; `out` holds l.elements.
+  void copy_out(const BufferLayout& l, std::span<uint16_t> out) const;
 };
 
 const Buffer* Simulator::Impl::find(const std::string& name, bool inputs_only) const {
   for (const auto& b : inputs_only ? inputs : buffers)
     if (b.name == name) return &b;
   return nullptr;
+}
+
+Expected<BufferLayout> Simulator::Impl::layout(const std::string& name) const {
+  const Buffer* b = find(name, false);
+  if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
+  return layout(*b);
 }
 
 Expected<BufferLayout> Simulator::Impl::layout(const Buffer& b) const {
@@ -179,6 +189,9 @@ namespace {
 // threads when the buffer is large (each row is independent).
 template <typename Byte, typename Row>
 void for_rows(Byte* mem, const BufferLayout& l, Row row) {
+  // An empty buffer has rows of no width: nothing to copy, and the caller's
+  // span may have no storage (memcpy from a null pointer is undefined).
+  if (l.elements == 0) return;
   const uint64_t w = l.nchw[3];
   detail::on_two_threads(
       l.rows(),
@@ -267,42 +280,40 @@ Status Simulator::check_inputs() const {
 }
 
 Expected<Tensor> Simulator::read_buffer(const std::string& name) const {
-  const Buffer* b = impl_->find(name, false);
-  if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
-  auto l = impl_->layout(*b);
+  auto l = impl_->layout(name);
   if (!l) return l.error();
   Tensor t;
   for (int i = 0; i < 4; ++i) t.nchw[i] = static_cast<uint32_t>(l->nchw[i]);
   ane::detail::reserve_huge(t.data, l->elements);
   t.data.resize(l->elements);
-  if (Status st = read_buffer(name, t.data); !st) return st.error();
+  impl_->copy_out(*l, t.data);
   return t;
 }
 
 Status Simulator::read_buffer(const std::string& name, std::span<uint16_t> out) const {
-  const Buffer* b = impl_->find(name, false);
-  if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
-  auto l = impl_->layout(*b);
+  auto l = impl_->layout(name);
   if (!l) return l.error();
   if (out.size() != l->elements)
     return make_error(fmt::format("buffer '{}' holds {} values, not {}", name, l->elements, out.size()));
-  const uint8_t* mem = impl_->machine.slot(l->slot)->data() + l->offset;
-  const uint64_t w = l->nchw[3];
+  impl_->copy_out(*l, out);
+  return Ok{};
+}
+
+void Simulator::Impl::copy_out(const BufferLayout& l, std::span<uint16_t> out) const {
+  const uint8_t* mem = machine.slot(l.slot)->data() + l.offset;
+  const uint64_t w = l.nchw[3];
   // Little-endian fp16 in the slot, row by row (the slot's rows may be padded).
-  for_rows(mem, *l, [&](const uint8_t* row, uint64_t i) {
+  for_rows(mem, l, [&](const uint8_t* row, uint64_t i) {
     if constexpr (std::endian::native == std::endian::little) {
       std::memcpy(out.data() + i, row, 2 * w);
     } else {
       for (uint64_t k = 0; k < w; ++k) out[i + k] = detail::load_u16(row + 2 * k);
     }
   });
-  return Ok{};
 }
 
 Status Simulator::save_npy(const std::string& name, const std::string& path) const {
-  const Buffer* b = impl_->find(name, false);
-  if (!b) return make_error(fmt::format("unknown buffer '{}'", name));
-  auto l = impl_->layout(*b);
+  auto l = impl_->layout(name);
   if (!l) return l.error();
   auto f = ane::detail::OutputFile::open(path);
   if (!f) return f.error();
@@ -317,6 +328,7 @@ Status Simulator::save_npy(const std::string& name, const std::string& path) con
   } else {
     // Rows gathered into 1 MiB pieces, so the output is never copied whole.
     std::vector<uint8_t> piece;
+    if (bytes == 0) return f->finish();
     const uint64_t row = 2 * l->nchw[3], per = std::max<uint64_t>(1, (uint64_t{1} << 20) / std::max<uint64_t>(row, 1));
     for (uint64_t r0 = 0; r0 < l->rows(); r0 += per) {
       const uint64_t n = std::min(per, l->rows() - r0);
