@@ -384,11 +384,6 @@ void compare_op_record(const std::string& fx, std::set<std::string>& used) {
   test::TempDir dir;
   test::write_text(dir.file("model.mil"), read_text(mil_path_of(fx)));
   auto net = load_model(dir.file("model.mil"));
-  if (f->name.rfind("unary_silu", 0) == 0) {
-    ASSERT_FALSE(net.ok());
-    EXPECT_NE(net.error().str().find(":5: op 'silu': not supported"), std::string::npos) << net.error().str();
-    return;
-  }
   ASSERT_TRUE(net.ok()) << net.error().str();
   auto built = compile_with_ident(*net);
   ASSERT_TRUE(built.ok()) << built.error().str();

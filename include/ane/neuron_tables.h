@@ -5,8 +5,9 @@
 // once to fp16 on a grid the table's own slots describe, and the other slots
 // (input range, the values beyond it, the two lines, the grid step, the mode)
 // are constants per function. So a table is generated from a short spec: the
-// function, its grid and those constants. Only GELU's nodes are not the
-// function's values (Apple fitted them); its table is Apple's, copied.
+// function, its grid and those constants. Only GELU's and SiLU's nodes are
+// not the function's values (Apple fitted them); their tables are Apple's,
+// copied.
 #pragma once
 
 #include <array>
@@ -21,7 +22,7 @@ namespace ane {
 struct NeuronTable {
   std::array<uint16_t, 64> slots{};  // little-endian fp16 (slot 41, 42: integers)
   uint16_t post_scale = 0x3c00;      // NE.PostScale: the input scale before the table
-  bool generated = true;             // false: Apple's table copied (GELU)
+  bool generated = true;             // false: Apple's table copied (GELU, SiLU)
   // Header[4].DebugLogEvents bit 13 cleared: eiln's single-task log2, sqrt and
   // inv kernels (the range-reducing transforms) clear it, every other table
   // task sets it; what the bit enables is not known.

@@ -101,6 +101,19 @@ constexpr uint16_t kGeluApple[43] = {
     0x3c00, 0x0000, 0x0002, 0x0001
 };
 
+// SiLU's nodes are fitted the same way (node 16 at x = 0 is -0.0017, node 17
+// at 0.5 is 0.2964 against silu 0.3112; the line above 8 is x - 2^-8). The
+// table of Apple's macOS 26 compiler (centred grid -8..8 step 1/2), as
+// mil-hwx-compiler publishes it; padded with zeros to 2048 bytes it hashes to
+// the constant SHA-256 of the H13 records unary_silu_c64 / _c512
+// (tests/mil_network_test.cpp compares).
+constexpr uint16_t kSiluApple[43] = {
+    0xc91a, 0x7c00, 0x0000, 0x7c00, 0x98cd, 0x9c5e, 0x9e65, 0xa0ef, 0xa37b, 0xa5a9, 0xa83b, 0xaa45, 0xac8e,
+    0xae85, 0xb088, 0xb210, 0xb3a9, 0xb470, 0xb460, 0xb284, 0x96fb, 0x34be, 0x39d0, 0x3ce4, 0x3f0b, 0x409f,
+    0x41b7, 0x42cc, 0x43dc, 0x4473, 0x44f8, 0x457a, 0x45fc, 0x467e, 0x46fe, 0x477f, 0x47ff, 0x945d, 0xa191,
+    0x3c00, 0x9c00, 0x0001, 0x0001
+};
+
 uint16_t h(double v) { return double_to_fp16(v); }
 double v16(uint16_t bits) { return fp16_to_float(bits); }
 
@@ -139,6 +152,15 @@ std::optional<NeuronTable> neuron_table(std::string_view type, const NeuronArgs&
     t.evidence = "eiln gelu";
     return t;
   }
+  if (type == "SiLU") {
+    NeuronTable t;
+    std::copy(std::begin(kSiluApple), std::end(kSiluApple), t.slots.begin());
+    t.generated = false;
+    t.rule = "Apple's SiLU table (x / (1 + e^-x); fitted nodes, grid -8..8 step 1/2, x - 2^-8 above; copied, not "
+             "generated)";
+    t.evidence = "the H13 records unary_silu_c64 / _c512 (macOS 26; their constant's SHA-256)";
+    return t;
+  }
   if (type == "LeakyReLU") {
     // The lines alone: alpha x below 0, x above (eiln leakyrelu: alpha 0.01).
     const Spec s{"LeakyReLU", "", nullptr, kCentred, kNoGrid, -kInf, kInf, -kInf, kInf,
@@ -170,7 +192,7 @@ std::optional<NeuronTable> neuron_table(std::string_view type, const NeuronArgs&
 }
 
 std::vector<std::string> neuron_table_types() {
-  std::vector<std::string> v = {"Clip", "Exp", "GELU", "LeakyReLU", "ReLU6"};
+  std::vector<std::string> v = {"Clip", "Exp", "GELU", "LeakyReLU", "ReLU6", "SiLU"};
   for (const Spec& s : kSpecs) v.push_back(s.type);
   std::sort(v.begin(), v.end());
   return v;
