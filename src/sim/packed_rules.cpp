@@ -1,8 +1,12 @@
-// The generation layer's tables and name rules (packed_rules.h).
+// The generation layer's rules (packed_rules.h).
 #include "packed_rules.h"
 
 #include <algorithm>
+#include <bit>
 
+#include <fmt/format.h>
+
+#include "ane/fp16.h"
 #include "packed_dma.h"
 
 namespace ane::sim::detail {
@@ -112,6 +116,178 @@ const Harmless* harmless(Generation g, Block b, uint32_t offset, uint32_t rest) 
         (rest & ~h.any) == h.fixed)
       return &h;
   return nullptr;
+}
+
+std::string numerics_note(Generation g) {
+  if (g == Generation::H14)
+    return "H14 numerics: H13's (round to nearest even); M2 Pro shares M1's crop clamp (sbryngelson/ANEForge#137), "
+           "no other public measurement";
+  if (g == Generation::H15) return "H15 numerics: no public measurement; H13's (round to nearest even) used";
+  return fmt::format("{} numerics: results rounded ties away from zero unless --option round=rne, neural-engine "
+                     "sums in the Q15.16 fixed-point accumulator unless --option acc=fp32 (M4, "
+                     "751K/Apple-Neural-Engine-Microarchitecture-Study-M6 notes/numerics.md); otherwise H13's",
+                     generation_name(g));
+}
+
+bool programs_ne_alone(const Task& t) {
+  bool ne = false;
+  for (const auto& [address, value] : t.regs.written_words()) {
+    const BlockInfo* b = t.regs.database().block_at(address);
+    if (b && b->id == Block::PE) return false;
+    ne |= b && b->id == Block::NE;
+  }
+  return ne;
+}
+
+bool reads_source_from_l2(const Task& t) {
+  if (t.index == 0) return false;
+  const FieldInfo* base = t.regs.database().find("TileDMASrc.BaseAddr.Addr");
+  return base && !t.regs.written(base->address);
+}
+
+bool keeps_result_in_l2(const Task& t) {
+  const RegisterImage& g = t.regs;
+  for (const auto& [address, value] : g.written_words()) {
+    const BlockInfo* b = g.database().block_at(address);
+    if (!b || b->id != Block::TileDMADst) continue;
+    // A word every record writes at one value (H14's 0xdead, softmax's sum
+    // of exponentials kept in L2) does not program a write.
+    const Harmless* h = harmless(t.generation, b->id, address - b->base, value);
+    if (!h || h->any != 0) return false;
+  }
+  return true;
+}
+
+bool one_position_writer(const Task& t) {
+  const RegisterImage& g = t.regs;
+  for (const char* dim : {"Common.InDim.Win", "Common.InDim.Hin", "Common.OutDim.Wout", "Common.OutDim.Hout"})
+    if (g.written_value(dim) != 1u) return false;
+  const FieldInfo* cfg = g.database().find("Common.Cfg.TaskType");
+  const uint32_t high = cfg && g.written(cfg->address) ? g.word(cfg->address) & 0x30000000u : 0;
+  return g.written_value("Common.Cfg.TaskType") == 0u && g.written_value("L2.ResultCfg.ResultType") == 0u &&
+         g.written_value("NE.MACCfg.OpMode") == 4u && !g.written_value("L2.ConvResultChannelStride.Stride") &&
+         (high == 0x30000000u || high == 0x10000000u);
+}
+
+bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
+                        std::map<uint32_t, uint32_t>& covered) {
+  const RegisterImage& g = t.regs;
+  const RegisterDatabase& gdb = g.database();
+  auto h13v = [&](const char* n) { return v.get(*h13().find(n)); };
+  if (h13v("Common.InDim.Win") != 1 || h13v("Common.InDim.Hin") != 1 || h13v("Common.OutDim.Wout") != 1 ||
+      h13v("Common.OutDim.Hout") != 1)
+    return false;
+  if (one_position_writer(t)) {
+    // UnicastCin 4 over 64 channels (real_div), 8 over 256 (chain_res_gelu,
+    // _silu): a packing mark like the others, which the reader matches.
+    const uint32_t unicast = h13v("Common.GroupConvCfg.UnicastCin");
+    if (!std::has_single_bit(unicast) || unicast > h13v("Common.Cin.Cin")) return false;
+    const FieldInfo* cfg = gdb.find("Common.Cfg.TaskType");
+    covered[cfg->address] |= g.word(cfg->address) & 0x30000000u;
+    const uint32_t ocg_word = t.generation <= Generation::H15 ? 0x1c : 0x40;  // Common block offsets
+    if (g.written(ocg_word) && g.word(ocg_word) == 2) covered[ocg_word] |= 2;
+    // The layout marks, not a kernel's output chunks or a transposed result.
+    v.set(*h13().find("Common.ConvCfg.OCGSize"), 0);
+    v.set(*h13().find("Common.Cfg.ChannelsInner"), 0);
+    v.set(*h13().find("Common.GroupConvCfg.UnicastCin"), 1);
+    v.set(*h13().find("L2.ConvResultChannelStride.Stride"), 1);
+    v.set(*h13().find("L2.ConvResultRowStride.Stride"), h13v("Common.Cout.Cout"));
+    return true;
+  }
+  // The reading side: the planar engine's second source from L2 with its
+  // strides unwritten and bit 9, right after a writer of as many channels.
+  const FieldInfo* broadcast = gdb.find("Common.Broadcast.Src1W");
+  if (h13v("Common.Cfg.TaskType") != 3 || h13v("L2.SourceCfg.Source2Type") != 0 ||
+      g.written_value("L2.Source2ChannelStride.Stride") || !broadcast || !g.written(broadcast->address) ||
+      (g.word(broadcast->address) & 0x200u) == 0 || t.index == 0)
+    return false;
+  const Task* w = nullptr;
+  for (const Task& other : program.tasks)
+    if (other.index + 1 == t.index) w = &other;
+  if (!w || !one_position_writer(*w)) return false;
+  const auto w_cout = w->regs.written_value("Common.Cout.Cout");
+  const uint32_t w_channels = w_cout ? *w_cout : 16;  // U2 where unwritten
+  if (w_channels != h13v("Common.Cin.Cin")) return false;
+  // H13's planner reads a second source kept in L2 as the result it names,
+  // whole: no stride to set on this side.
+  // Bit 9 (Src2ChannelsW, named on H14): here the layout U6 lays one channel
+  // per 16 bytes.
+  covered[broadcast->address] |= 0x200u;
+  v.set(*h13().find("Common.Broadcast.Src2ChannelsW"), 0);
+  return true;
+}
+
+bool rows_copy_packing(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
+  const RegisterImage& g = t.regs;
+  auto h13v = [&](const char* n) { return v.get(*h13().find(n)); };
+  const FieldInfo* cfg = g.database().find("Common.Cfg.TaskType");
+  if (!cfg || !g.written(cfg->address) || (g.word(cfg->address) & 0x30000000u) != 0x30000000u) return false;
+  if (h13v("Common.Cfg.TaskType") != 0 || h13v("NE.MACCfg.OpMode") != 4 || h13v("NE.MACCfg.KernelMode") != 1 ||
+      h13v("L2.ResultCfg.ResultType") != 0 || h13v("Common.GroupConvCfg.UnicastEn") != 1)
+    return false;
+  // OCGSize: H14's named word, copied to H13's ConvCfg.OCGSize (0 unwritten).
+  const uint32_t unicast = h13v("Common.GroupConvCfg.UnicastCin");
+  if (unicast < 2 || !std::has_single_bit(unicast) || h13v("Common.Cin.Cin") != 16 * unicast ||
+      h13v("Common.ConvCfg.OCGSize") != static_cast<uint32_t>(std::countr_zero(unicast)))
+    return false;
+  covered[cfg->address] |= 0x20000000u;
+  v.set(*h13().find("Common.ConvCfg.OCGSize"), 0);
+  v.set(*h13().find("Common.GroupConvCfg.UnicastEn"), 0);
+  v.set(*h13().find("Common.GroupConvCfg.UnicastCin"), 1);
+  return true;
+}
+
+void abs_bits(const Task& t, std::map<uint32_t, uint32_t>& covered) {
+  if (t.generation < Generation::H15) return;
+  const FieldInfo* cond = t.regs.database().find("PE.Cfg.Cond");
+  if (!cond || !t.regs.written(cond->address)) return;
+  if ((t.regs.word(cond->address) & 0x1c0u) == 0x1c0u) covered[cond->address] |= 0x180u;
+}
+
+Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
+  constexpr std::pair<const char*, const char*> kScales[] = {{"PE.FpBias.Bias", "PE.BiasScale.Bias"},
+                                                              {"PE.FpScale.Scale", "PE.BiasScale.Scale"}};
+  const RegisterImage& g = t.regs;
+  for (const auto& [name, h13_name] : kScales) {
+    const FieldInfo* f = g.database().find(name);
+    if (!f || !g.field_written(*f)) continue;
+    const float x = std::bit_cast<float>(g.get(*f));
+    const uint16_t h = float_to_fp16(x);
+    if (!(fp16_to_float(h) == x))
+      return unsupported_in(fmt::format("{} {}={:#x} (not an fp16 value)", generation_name(t.generation), name,
+                                        g.get(*f)),
+                            t.index);
+    v.set(*h13().find(h13_name), h);
+    covered[f->address] = 0xffffffffu;
+  }
+  return Ok{};
+}
+
+Status l2_group_strides(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered, bool source_dma,
+                        bool result_dma, std::vector<std::string>& notes) {
+  const uint32_t groups = v.get(*h13().find("Common.GroupConvCfg.NumGroups"));
+  auto refuse = [&] {
+    return unsupported_in(fmt::format("{} {} groups over a tensor kept in L2 (the L2 group stride is not "
+                                      "established)",
+                                      generation_name(t.generation), groups),
+                          t.index);
+  };
+  if (t.generation != Generation::H14) return refuse();
+  const RegisterImage& g = t.regs;
+  struct Stride {
+    bool in_l2;
+    uint32_t address;  // H14's word
+    const char* h13_field;
+  };
+  const Stride strides[] = {{!source_dma, 0x518, "L2.Unk04818.Value"}, {!result_dma, 0x544, "L2.Unk04844.Value"}};
+  for (const Stride& s : strides) {
+    if (!s.in_l2) continue;
+    if (!g.written(s.address)) return refuse();
+    v.set(*h13().find(s.h13_field), g.word(s.address));
+    covered[s.address] = 0xffffffffu;
+  }
+  notes.push_back(kL2GroupNote);
+  return Ok{};
 }
 
 }  // namespace ane::sim::detail
