@@ -6,17 +6,13 @@
 
 #include <fmt/format.h>
 
-#include "image_writer.h"
-#include "plan.h"
+#include "lower_internal.h"
 
 namespace ane::compiler {
 
+using namespace lowering;
+
 namespace {
-
-constexpr uint32_t kFp16One = 0x3c00;
-constexpr uint32_t kFp32One = 0x3f800000;
-constexpr uint32_t kFmtFp16 = 2;  // ChCfg / KernelCfg format code of fp16
-
 
 // Number of neural-engine cores a task spreads over: 1 + ceil(log2(lanes)).
 uint32_t engines_for(uint32_t channels) {
@@ -25,83 +21,6 @@ uint32_t engines_for(uint32_t channels) {
   while ((1u << log) < lanes) ++log;
   return 1 + log;
 }
-
-// L2 row padding once a row reaches 0x400 bytes (samples: none at 0x20-0x30,
-// padding at 0x400 and 0x2000).
-uint64_t l2_pad(uint64_t row, uint64_t pad) { return row >= 0x400 ? pad : 0; }
-
-uint32_t log2_ceil(uint32_t v) { return static_cast<uint32_t>(std::bit_width(v - 1)); }
-
-// The planar engine's block on a W x H plane, as Common.Unk0002C holds it:
-// log2 width | log2 height << 4, width min(9, max(4, ceil log2 W)), height
-// min(5, ceil log2 H) (seven reduction records; eiln's 0x59 at 1600 x 2560).
-uint32_t planar_block(uint32_t w, uint32_t h) {
-  return std::min(9u, std::max(4u, log2_ceil(w))) | std::min(5u, log2_ceil(h)) << 4;
-}
-
-// Tensors taller than one row, in pass-through and planar-engine tasks
-// (docs/compiler.md, "Taller tensors"): L2 holds a strip of each row, laid
-// out [row][channel][strip]. The strip widths and the planar engine's block
-// are eiln's kernels' (2560 x 1600); the layout around them holds in every
-// Apple record with H > 1 (mil-hwx-compiler, 15 tasks).
-struct Strips {
-  uint64_t strip = 0;        // bytes of one channel's row piece in L2
-  uint32_t tile_height = 0;  // rows per tile
-  uint32_t block = 0;        // planar engine: Common.Unk0002C (log2 block width | log2 block height << 4)
-};
-constexpr uint64_t kNeStripMax = 0x80;  // eiln: 128 bytes (the macOS 26 compiler: 256)
-Strips tall_strips(const Tensor& t, bool planar) {
-  Strips s;
-  if (planar) {
-    s.block = planar_block(t.w, t.h);
-    const uint32_t lo = s.block & 0xf, hi = s.block >> 4;
-    s.strip = roundup(uint64_t{std::min(t.w, 1u << lo)} * 2, 16);
-    s.tile_height = std::min(t.h, 1u << hi);
-  } else {
-    s.strip = std::min(t.l2_channel_stride(), kNeStripMax);
-    s.tile_height = t.h;
-  }
-  return s;
-}
-
-// A tensor as a width piece of a task sees it: `cols` columns from `col`,
-// the strides still the whole tensor's (cols 0: the whole tensor).
-Tensor piece_of(Tensor t, uint32_t col, uint32_t cols) {
-  if (cols == 0) return t;
-  t.w = cols;
-  t.offset += uint64_t{col} * 2;
-  return t;
-}
-
-struct Ctx {
-  Ctx(const Plan& p, const TaskPlan& task, size_t i, uint64_t kb)
-      : plan(p), t(task), index(i), kbase(kb), src_(piece_of(p.tensors[task.src], task.col, task.cols)),
-        dst_(piece_of(p.tensors[task.dst], task.col, task.cols)) {}
-  const Plan& plan;
-  const TaskPlan& t;
-  size_t index;
-  uint64_t kbase;
-  const Tensor& src() const { return src_; }
-  const Tensor& dst() const { return dst_; }
-  bool last() const { return index + 1 == plan.tasks.size(); }
-  // A pass-through or planar-engine task on a tensor taller than one row.
-  bool tall() const {
-    return (t.kind == TaskKind::Pass || planar()) && (src().h > 1 || dst().h > 1);
-  }
-  bool planar() const {
-    return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul || t.kind == TaskKind::PlanarMax ||
-           t.kind == TaskKind::PlanarMin;
-  }
-  bool reduce() const { return t.kind == TaskKind::PlanarReduce; }
-  // The channels the source side of L2 holds per row (Cin of the registers).
-  uint32_t l2_channels() const {
-    if (t.kind != TaskKind::Conv) return src().c;
-    return t.depthwise ? t.cin : t.group_cin();
-  }
-
- private:
-  Tensor src_, dst_;
-};
 
 // The fp16 tensor format of every DMA in the samples: FmtMode 1, Truncate 3,
 // MemFmt 2, Interleave 1 (0x01002031).
@@ -290,148 +209,6 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels, uint32_t grou
     w.set("TileDMASrc.Src2Fmt.MemFmt", 2);
   }
   if (!c.planar() || c.plan.macos26()) w.word("TileDMASrc.Unk13840.Value", 0x100);
-}
-
-// L2 configuration words shared by the source and result sides.
-void l2_cfg(ImageWriter& w, const char* reg, bool alias_planar, bool buffer_mode) {
-  auto f = [&](const char* field) { return fmt::format("L2.{}.{}", reg, field); };
-  w.set(f(std::string(reg) == "SourceCfg" ? "SourceType" : "ResultType").c_str(), 2);
-  w.set(f("AliasConvSrc").c_str(), 1);
-  w.set(f("AliasConvRslt").c_str(), 1);
-  w.set(f("DMAFmt").c_str(), 1);
-  w.set(f("DMAInterleave").c_str(), 1);
-  w.set(f("AliasPlanarSrc").c_str(), alias_planar);
-  w.set(f("AliasPlanarRslt").c_str(), alias_planar);
-  if (buffer_mode) w.set(f("L2BfrMode").c_str(), 1);
-}
-
-// L2 of a tall pass-through or planar-engine task: per source a buffer of
-// TileHeight rows of C strips (the planar engine pads a row so that it stays
-// off the 0x400-byte banks: row mod 0x400 = block width in bytes mod 0x400,
-// 8x8 and 16x16 records), the sources one after the other (a second, other
-// tensor 0x40 further when the first ends on 0x400), then the result.
-void l2_tall(ImageWriter& w, const Ctx& c, uint32_t channels) {
-  const bool alias = !c.t.concat_last_piece;
-  const Strips st = tall_strips(c.src(), c.planar());
-  auto row_of = [&](uint64_t ch) {
-    uint64_t row = ch * st.strip;
-    if (c.planar() && (st.block >> 4) > 0) {
-      const uint64_t want = (uint64_t{2} << (st.block & 0xf)) % 0x400;
-      while (row % 0x400 != want) row += 0x10;
-    }
-    return row;
-  };
-  const uint64_t row = row_of(channels);
-  l2_cfg(w, "SourceCfg", alias, false);
-  w.l2("L2.SourceChannelStride.Stride", st.strip);
-  w.l2("L2.SourceRowStride.Stride", row);
-  w.word("L2.Unk04814.Value", static_cast<uint32_t>(channels * st.strip));
-  w.word("L2.Unk04818.Value", static_cast<uint32_t>(channels * st.strip));
-  const uint64_t size = uint64_t{st.tile_height} * row;
-  uint64_t result = size;
-  if (c.planar()) {
-    const Tensor& b = c.plan.tensors[c.t.src2];
-    const uint64_t row_b = row_of(b.c);
-    const uint64_t base2 = size + (c.t.src2 != c.t.src && size % 0x400 == 0 ? 0x40 : 0);
-    w.set("L2.SourceCfg.Source2Type", 2);
-    w.l2("L2.Source2Base.Addr", base2);
-    w.l2("L2.Source2ChannelStride.Stride", st.strip);
-    w.l2("L2.Source2RowStride.Stride", row_b);
-    w.word("L2.Unk04828.Value", static_cast<uint32_t>(b.c * st.strip));
-    w.word("L2.Unk0482C.Value", static_cast<uint32_t>(b.c * st.strip));
-    result = base2 + uint64_t{st.tile_height} * row_b;
-  }
-  l2_cfg(w, "ResultCfg", alias, true);
-  w.l2("L2.ResultBase.Addr", result);
-}
-
-// L2 rows of a task on one-row tensors: all channels of the row side by
-// side, padded once a row reaches 0x400 bytes (convolutions: the source by
-// 0x30, the result by 0x20; the planar engine: both sources by 0x20; copies
-// never, even at 16384 channels).
-struct FlatRows {
-  uint64_t source = 0, source2 = 0, result = 0;  // bytes (0: not held)
-};
-// macOS 26 holds a convolution's whole source in L2 and its result after it
-// (records), its rows padded 0x20 from 0x200 bytes at stride 2 or below
-// 0x400, else 0x30. Where that passes the L2 address fields (Apple then
-// tiles, by a rule the records do not pin down), hwx-build keeps v4.2.1's
-// layout. One decision, read by the L2 rows, the L2 result and the tile DMA.
-uint64_t macos26_conv_row(const Ctx& c) {
-  const uint64_t row = c.l2_channels() * c.src().l2_channel_stride();
-  return row + (row < 0x200 ? 0 : c.t.stride == 2 || row < 0x400 ? 0x20 : 0x30);
-}
-bool macos26_conv_l2(const Ctx& c) {
-  return c.plan.macos26() && c.t.kind == TaskKind::Conv && macos26_conv_row(c) * c.src().h <= kL2RowBytesMax;
-}
-
-FlatRows flat_rows(const Ctx& c, uint32_t channels) {
-  FlatRows r;
-  const uint64_t row = channels * c.src().l2_channel_stride();
-  if (macos26_conv_l2(c)) {
-    r.source = macos26_conv_row(c);  // the result stays in L2 buffer mode
-  } else if (c.t.kind == TaskKind::Conv) {
-    const uint64_t out_row = uint64_t{c.t.cout} * c.dst().l2_channel_stride();
-    r.source = row + l2_pad(row, 0x30);
-    r.result = out_row + l2_pad(out_row, 0x20);
-  } else if (c.planar()) {
-    const Tensor& b = c.plan.tensors[c.t.src2];
-    const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
-    r.source = row + l2_pad(row, 0x20);
-    r.source2 = row_b + l2_pad(row_b, 0x20);
-  } else if (c.reduce() && c.plan.macos26()) {
-    // macOS 26 (4 reduction records): 0x10 at 0x200 bytes, 0x20 at 0x400.
-    r.source = row + (row >= 0x400 ? 0x20 : row >= 0x200 ? 0x10 : 0);
-  } else {
-    r.source = row;
-  }
-  return r;
-}
-
-void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
-  if (c.tall()) return l2_tall(w, c, channels);
-  const Tensor& s = c.src();
-  const uint64_t cs = s.l2_channel_stride();
-  const uint64_t row = channels * cs;
-  const FlatRows rows = flat_rows(c, channels);
-  const bool alias = !c.t.concat_last_piece;
-  l2_cfg(w, "SourceCfg", alias, false);
-  w.l2("L2.SourceChannelStride.Stride", cs);
-  w.word("L2.Unk04814.Value", static_cast<uint32_t>(row));
-  w.word("L2.Unk04818.Value", static_cast<uint32_t>(row));
-  w.l2("L2.SourceRowStride.Stride", rows.source);
-  if (macos26_conv_l2(c)) {
-    // The result follows the whole source (all its rows), in buffer mode.
-    l2_cfg(w, "ResultCfg", alias, true);
-    w.l2("L2.ResultBase.Addr", rows.source * s.h);
-  } else if (c.t.kind == TaskKind::Conv) {
-    const Tensor& d = c.dst();
-    const uint64_t out_row = uint64_t{c.t.cout} * d.l2_channel_stride();
-    l2_cfg(w, "ResultCfg", alias, false);
-    w.l2("L2.ResultBase.Addr", rows.source);
-    w.l2("L2.ConvResultChannelStride.Stride", d.l2_channel_stride());
-    w.l2("L2.ConvResultRowStride.Stride", rows.result);
-    w.word("L2.Unk04840.Value", static_cast<uint32_t>(out_row));
-    w.word("L2.Unk04844.Value", static_cast<uint32_t>(out_row));
-  } else if (c.planar()) {
-    const Tensor& b = c.plan.tensors[c.t.src2];
-    const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
-    const uint64_t base2 = roundup(rows.source, 64);
-    w.set("L2.SourceCfg.Source2Type", 2);  // the second source arrives by tile DMA
-    w.l2("L2.Source2Base.Addr", base2);
-    w.l2("L2.Source2ChannelStride.Stride", b.l2_channel_stride());
-    w.l2("L2.Source2RowStride.Stride", rows.source2);
-    w.word("L2.Unk04828.Value", static_cast<uint32_t>(row_b));
-    w.word("L2.Unk0482C.Value", static_cast<uint32_t>(row_b));
-    l2_cfg(w, "ResultCfg", alias, true);
-    w.l2("L2.ResultBase.Addr", base2 + rows.source2);
-  } else if (c.reduce() && c.plan.macos26()) {
-    l2_cfg(w, "ResultCfg", alias, true);
-    w.l2("L2.ResultBase.Addr", rows.source * s.h);  // after the whole source, as for convolutions
-  } else {
-    l2_cfg(w, "ResultCfg", alias, true);
-    w.l2("L2.ResultBase.Addr", row);
-  }
 }
 
 void planar_engine(ImageWriter& w, const Ctx& c) {
