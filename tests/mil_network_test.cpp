@@ -363,6 +363,7 @@ const std::vector<Macos26Field>& macos26_fields() {
 }
 
 std::vector<std::string> families_of(const std::string& name) {
+  if (name.find("_constant_scalar") != std::string::npos) return {"binary", "scalar"};
   if (name.rfind("binary_", 0) == 0)
     return name.find("_sub_") != std::string::npos ? std::vector<std::string>{"binary", "sub"}
                                                    : std::vector<std::string>{"binary"};
@@ -373,6 +374,10 @@ std::vector<std::string> families_of(const std::string& name) {
 std::vector<std::string> op_records() {
   auto v = records_with_mil(kOracles + "binary");
   for (auto& u : records_with_mil(kOracles + "unary")) v.push_back(u);
+  // A scalar constant operand: add, sub and mul are one planar affine task;
+  // maximum and minimum (a table task in Apple's output) are refused below.
+  for (auto& u : records_with_mil(kOracles + "binary_constant"))
+    if (u.find("_maximum_") == std::string::npos && u.find("_minimum_") == std::string::npos) v.push_back(u);
   return v;
 }
 
@@ -432,6 +437,71 @@ TEST(MilOpRecordList, EveryListedFieldIsNeeded) {
   for (const auto& fx : op_records()) compare_op_record(fx, used);
   for (const auto& m : macos26_fields())
     EXPECT_TRUE(used.count(std::string(m.family) + " " + m.prefix)) << m.family << " " << m.prefix;
+}
+
+// A scalar maximum or minimum is a table task in Apple's output (records
+// binary_{maximum,minimum}_c*_constant_scalar): refused by name until then.
+TEST(MilScalar, MaximumAndMinimumWithAScalarAreRefusedByName) {
+  int seen = 0;
+  for (const auto& fx : records_with_mil(kOracles + "binary_constant")) {
+    if (fx.find("_maximum_") == std::string::npos && fx.find("_minimum_") == std::string::npos) continue;
+    ++seen;
+    test::TempDir dir;
+    test::write_text(dir.file("model.mil"), read_text(mil_path_of(fx)));
+    auto net = load_model(dir.file("model.mil"));
+    ASSERT_TRUE(net.ok()) << net.error().str();
+    auto built = compile_with_ident(*net);
+    ASSERT_FALSE(built.ok()) << fx;
+    EXPECT_NE(built.error().str().find(":6: op '"), std::string::npos) << built.error().str();
+    EXPECT_NE(built.error().str().find("with a scalar operand (Apple compiles it to a table task"), std::string::npos)
+        << built.error().str();
+  }
+  EXPECT_EQ(seen, 4);
+}
+
+// x + c, x - c, c + x, x * c and c * x for an fp16 scalar c run as one
+// planar affine task, Scale x + Bias; each result is the exact value rounded
+// once to fp16 (the sum or product of two fp16 values is exact in fp32).
+TEST(MilScalar, AddSubAndMulWithAScalarRunAsTheirDefinition) {
+  struct Case {
+    std::string expr;
+    double (*f)(double, double);
+  } cases[] = {
+      {"add(x = x, y = c)", [](double x, double c) { return x + c; }},
+      {"add(x = c, y = x)", [](double x, double c) { return x + c; }},
+      {"sub(x = x, y = c)", [](double x, double c) { return x - c; }},
+      // Scale x + Bias with Bias +0: 0 times a negative c gives +0, not -0.
+      {"mul(x = x, y = c)", [](double x, double c) { return x * c + 0.0; }},
+      {"mul(x = c, y = x)", [](double x, double c) { return x * c + 0.0; }},
+  };
+  for (const Case& k : cases)
+    for (const char* c : {"0x1.8p+1", "-0x1.4p-3"}) {
+      SCOPED_TRACE(k.expr + " with c = " + c);
+      test::TempDir dir;
+      test::write_text(dir.file("model.mil"),
+                       std::string("program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 64, 1, 1]> x) {\n"
+                                   "    fp16 c = const()[name = string(\"c\"), val = fp16(") +
+                           c + ")];\n    tensor<fp16, [1, 64, 1, 1]> y = " + k.expr +
+                           "[name = string(\"y\")];\n  } -> (y);\n}\n");
+      auto net = load_model(dir.file("model.mil"));
+      ASSERT_TRUE(net.ok()) << net.error().str();
+      auto built = compile_with_ident(*net);
+      ASSERT_TRUE(built.ok()) << built.error().str();
+      auto program = parse_program(built->bytes, "m.hwx");
+      ASSERT_TRUE(program.ok());
+      auto sim = sim::Simulator::create(*program);
+      ASSERT_TRUE(sim.ok()) << sim.error().str();
+      sim::Tensor in;
+      in.nchw = {1, 64, 1, 1};
+      for (int i = 0; i < 64; ++i) in.data.push_back(float_to_fp16(static_cast<float>(i - 32) * 0.37f));
+      ASSERT_TRUE(sim->set_input("x", in).ok());
+      ASSERT_TRUE(sim->run().ok());
+      auto out = sim->read_buffer(sim->outputs().at(0).name);
+      ASSERT_TRUE(out.ok());
+      const double cv = std::strtod(c, nullptr);
+      for (int i = 0; i < 64; ++i)
+        EXPECT_EQ(out->data[i], double_to_fp16(k.f(fp16_to_float(in.data[i]), cv))) << "x = " << fp16_to_float(in.data[i]);
+    }
 }
 
 // rsqrt(x, epsilon) and inverse(x, epsilon) add the epsilon before the table

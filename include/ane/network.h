@@ -90,6 +90,9 @@ struct ElementWiseParams {
   std::string op;          // "Add", "Mul", "Min", ...
   uint16_t scale = 0x3c00;  // ScaledElementWise: fp16 bits (15360 = 1.0)
   bool has_scale = false;
+  // The second operand as an fp16 scalar (one Bottom): MIL's add, sub and
+  // mul with a scalar constant. No plist key sets it.
+  std::optional<uint16_t> constant;
 };
 
 // Reduction: Params Type ("Sum", "Avg", "Max", "Min") over Params Dimension

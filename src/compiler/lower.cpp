@@ -101,7 +101,7 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.InDim.Hin", s.h);
   w.set("Common.InDepth.Din", 1);
   w.set("Common.ChCfg.InFmt", kFmtFp16);
-  if (c.planar()) w.set("Common.ChCfg.Src2InFmt", kFmtFp16);
+  if (c.two_sources()) w.set("Common.ChCfg.Src2InFmt", kFmtFp16);
   w.set("Common.ChCfg.OutFmt", kFmtFp16);
   w.set("Common.Cin.Cin", cin);
   w.set("Common.Cout.Cout", cout);
@@ -136,8 +136,11 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   }
   if (c.planar()) {
     w.word("Common.Unk0002C.Value", c.tall() ? strips.block : 4);
-    for (const char* f : {"Common.Cfg.UnkBit0", "Common.Cfg.UnkBit1"}) w.set(f, 1);
-    w.set("Common.Cfg.TaskType", 3);  // the planar engine with two operands
+    // Bit 1 with a second source only (records binary_*_constant_scalar: 0).
+    w.set("Common.Cfg.UnkBit0", 1);
+    w.set("Common.Cfg.UnkBit1", c.two_sources());
+    // The planar engine with two operands (3) or one (2).
+    w.set("Common.Cfg.TaskType", c.two_sources() ? 3 : 2);
     return;
   }
   w.set("Common.Cfg.UnkBit0", 1);
@@ -186,8 +189,8 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels, uint32_t grou
   w.set("TileDMASrc.DMAConfig.CacheHintReuse", 14);
   w.set("TileDMASrc.DMAConfig.CacheHintNoReuse", 12);
   w.set("TileDMASrc.Src2DMAConfig.CacheHint", 2);
-  w.set("TileDMASrc.Src2DMAConfig.CacheHintReuse", c.planar() ? 14 : 2);
-  w.set("TileDMASrc.Src2DMAConfig.CacheHintNoReuse", c.planar() ? 12 : 2);
+  w.set("TileDMASrc.Src2DMAConfig.CacheHintReuse", c.two_sources() ? 14 : 2);
+  w.set("TileDMASrc.Src2DMAConfig.CacheHintNoReuse", c.two_sources() ? 12 : 2);
   w.dma("TileDMASrc.BaseAddr.Addr", s.offset);
   w.dma("TileDMASrc.RowStride.Stride", s.row_stride);
   w.dma("TileDMASrc.PlaneStride.PlaneStride", s.plane_stride);
@@ -199,7 +202,7 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels, uint32_t grou
   else if (c.plan.macos26())
     w.dma("TileDMASrc.GroupStride.Stride", uint64_t{channels} * s.plane_stride);
   tensor_format(w, "TileDMASrc.Fmt");
-  if (c.planar()) {
+  if (c.two_sources()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     w.dma("TileDMASrc.Src2RowStride.Stride", b.row_stride);
     w.dma("TileDMASrc.Src2PlaneStride.PlaneStride", b.plane_stride);
@@ -220,12 +223,14 @@ void planar_engine(ImageWriter& w, const Ctx& c) {
     return;
   }
   if (!c.planar()) return;
-  w.set("PE.Cfg.SecSrc", c.t.subtract_second ? 3 : 2);
+  // SecSrc 0: one source (y = Scale x + Bias, the affine of a scalar operand).
+  w.set("PE.Cfg.SecSrc", !c.two_sources() ? 0 : c.t.subtract_second ? 3 : 2);
   // OpMode 0 add, 1 mul, 2 max, 3 min (docs/simulator.md, "Planar engine").
   const uint32_t op = c.t.kind == TaskKind::PlanarMul ? 1 : c.t.kind == TaskKind::PlanarMax ? 2
                       : c.t.kind == TaskKind::PlanarMin ? 3 : 0;
   w.set("PE.Cfg.OpMode", op);
   w.set("PE.BiasScale.Scale", c.t.scale);
+  w.set("PE.BiasScale.Bias", c.t.pe_bias);
   w.set("PE.PreScale.PreScale", c.t.pre_scale);
   w.set("PE.FinalScale.FinalScale", kFp32One);
 }

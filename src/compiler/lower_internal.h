@@ -65,10 +65,12 @@ struct Ctx {
   bool tall() const {
     return (t.kind == TaskKind::Pass || planar()) && (src().h > 1 || dst().h > 1);
   }
+  // An element-wise planar-engine task, of one source (affine) or two.
   bool planar() const {
     return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul || t.kind == TaskKind::PlanarMax ||
-           t.kind == TaskKind::PlanarMin;
+           t.kind == TaskKind::PlanarMin || t.kind == TaskKind::PlanarAffine;
   }
+  bool two_sources() const { return planar() && t.kind != TaskKind::PlanarAffine; }
   bool reduce() const { return t.kind == TaskKind::PlanarReduce; }
   // The channels the source side of L2 holds per row (Cin of the registers).
   uint32_t l2_channels() const {

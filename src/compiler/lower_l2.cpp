@@ -60,7 +60,7 @@ void l2_tall(ImageWriter& w, const Ctx& c, uint32_t channels) {
   w.word("L2.Unk04818.Value", static_cast<uint32_t>(channels * st.strip));
   const uint64_t size = uint64_t{st.tile_height} * row;
   uint64_t result = size;
-  if (c.planar()) {
+  if (c.two_sources()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     const uint64_t row_b = row_of(b.c);
     const uint64_t base2 = size + (c.t.src2 != c.t.src && size % 0x400 == 0 ? 0x40 : 0);
@@ -100,11 +100,13 @@ FlatRows flat_rows(const Ctx& c, uint32_t channels) {
     const uint64_t out_row = uint64_t{c.t.cout} * c.dst().l2_channel_stride();
     r.source = row + l2_pad(row, 0x30);
     r.result = out_row + l2_pad(out_row, 0x20);
-  } else if (c.planar()) {
+  } else if (c.two_sources()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
     r.source = row + l2_pad(row, 0x20);
     r.source2 = row_b + l2_pad(row_b, 0x20);
+  } else if (c.planar()) {
+    r.source = row + l2_pad(row, 0x20);  // the affine of a scalar (records binary_*_constant_scalar)
   } else if (c.reduce() && c.plan.macos26()) {
     // macOS 26 (4 reduction records): 0x10 at 0x200 bytes, 0x20 at 0x400.
     r.source = row + (row >= 0x400 ? 0x20 : row >= 0x200 ? 0x10 : 0);
@@ -139,7 +141,7 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
     w.l2("L2.ConvResultRowStride.Stride", rows.result);
     w.word("L2.Unk04840.Value", static_cast<uint32_t>(out_row));
     w.word("L2.Unk04844.Value", static_cast<uint32_t>(out_row));
-  } else if (c.planar()) {
+  } else if (c.two_sources()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
     const uint64_t base2 = roundup(rows.source, 64);
@@ -151,6 +153,9 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
     w.word("L2.Unk0482C.Value", static_cast<uint32_t>(row_b));
     l2_cfg(w, "ResultCfg", alias, true);
     w.l2("L2.ResultBase.Addr", base2 + rows.source2);
+  } else if (c.planar()) {
+    l2_cfg(w, "ResultCfg", alias, true);
+    w.l2("L2.ResultBase.Addr", rows.source);  // after the padded source row
   } else if (c.reduce() && c.plan.macos26()) {
     l2_cfg(w, "ResultCfg", alias, true);
     w.l2("L2.ResultBase.Addr", rows.source * s.h);  // after the whole source, as for convolutions

@@ -36,7 +36,8 @@ struct Tensor {
   uint64_t l2_channel_stride() const { return (uint64_t{w} * 2 + 15) / 16 * 16; }
 };
 
-enum class TaskKind { Conv, Pass, PlanarAdd, PlanarMul, PlanarMax, PlanarMin, PlanarReduce };
+// PlanarAffine: one source, y = Scale x + Bias on the planar engine.
+enum class TaskKind { Conv, Pass, PlanarAdd, PlanarMul, PlanarMax, PlanarMin, PlanarAffine, PlanarReduce };
 
 struct TaskPlan {
   TaskKind kind = TaskKind::Pass;
@@ -72,6 +73,7 @@ struct TaskPlan {
   uint32_t ocg_size = 0;
   // PE
   uint16_t scale = 0x3c00;
+  uint16_t pe_bias = 0;              // PE.BiasScale.Bias (fp16): PlanarAffine
   uint16_t pre_scale = 0x3c00;       // PE.PreScale on the first source (Sub: -1)
   bool subtract_second = false;      // PE.Cfg.SecSrc 3: a - b (macOS 26's sub)
   bool reduce_max = false;           // PlanarReduce: max (else sum)

@@ -381,8 +381,43 @@ Status Planner::plan_reshape(const Layer& l, UnitLowering& ul) {
   return Ok{};
 }
 
+// x op c for an fp16 scalar c (MIL's add, sub and mul with a constant): one
+// planar-engine task, y = Scale x + Bias (records binary_{add,sub,mul}_c*_constant_scalar,
+// macOS 26: PE.Cfg 0, Bias c or -c, Scale 1; Scale c, Bias 0).
+Status Planner::plan_scalar_elementwise(const Layer& l, const ElementWiseParams& p, UnitLowering& ul) {
+  const uint16_t c = *p.constant;
+  TaskPlan t;
+  t.unit = l.name;
+  t.kind = TaskKind::PlanarAffine;
+  if (p.op == "Add") {
+    t.pe_bias = c;
+  } else if (p.op == "Sub") {
+    t.pe_bias = static_cast<uint16_t>(c ^ 0x8000);  // -c, exact
+  } else if (p.op == "Mul") {
+    t.scale = c;
+  } else {
+    return fail(l.at("Params.Type"), fmt::format("unsupported: {} with a scalar operand (Apple compiles it to a table "
+                                                 "task; not yet)",
+                                                 p.op));
+  }
+  if (l.bottoms.size() != 1)
+    return fail(l.at("Bottom"), fmt::format("{} with a scalar needs one input, Bottom names {}", p.op, l.bottoms.size()));
+  auto it = tensor_of_.find(l.bottoms[0]);
+  if (it == tensor_of_.end()) return fail(l.at("Bottom"), fmt::format("'{}' has no tensor of its own", l.bottoms[0]));
+  t.src = it->second;
+  const Tensor& a = plan_.tensors[t.src];
+  if (auto ch = check_channels(l, a.c); !ch) return ch;
+  auto dst = result_tensor(l, a.c, a.h, a.w);
+  if (!dst) return dst.error();
+  t.dst = *dst;
+  ul.rule = fmt::format("{} of '{}' and the scalar {} on the planar engine: y = {} x + {}", p.op, l.bottoms[0],
+                        fp16_to_float(c), fp16_to_float(t.scale), fp16_to_float(t.pe_bias));
+  return add_task_in_pieces(std::move(t), ul, l);
+}
+
 Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
   const auto& p = std::get<ElementWiseParams>(l.params);
+  if (p.constant) return plan_scalar_elementwise(l, p, ul);
   TaskPlan t;
   t.unit = l.name;
   bool swap = false;  // Sub reads its second Bottom first

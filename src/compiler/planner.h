@@ -61,6 +61,7 @@ class Planner {
   Status plan_concat(const Layer& l, UnitLowering& ul);
   Status plan_reshape(const Layer& l, UnitLowering& ul);
   Status plan_elementwise(const Layer& l, UnitLowering& ul);
+  Status plan_scalar_elementwise(const Layer& l, const ElementWiseParams& p, UnitLowering& ul);
   Status plan_reduction(const Layer& l, UnitLowering& ul);
 
   static constexpr uint16_t kFp16OneBits = 0x3c00;

@@ -92,6 +92,9 @@ class Lowering {
   Status lower_conv(const Operation& op);
   Status lower_neuron(const Operation& op, const std::string& type);
   Status lower_elementwise(const Operation& op, const std::string& type);
+  // The argument as an fp16 scalar constant (a rank-0 const, fp16 or an fp32
+  // value fp16 holds exactly); nullopt where it names a tensor.
+  Expected<std::optional<uint16_t>> scalar_constant(const Operation& op, std::string_view argument) const;
   Status lower_concat(const Operation& op);
   Status lower_reshape(const Operation& op);
   Status lower_reduction(const Operation& op, const std::string& type);

@@ -110,7 +110,43 @@ Status Lowering::lower_neuron(const Operation& op, const std::string& type) {
   return add_unit(op, std::move(l), x->surface, x->type.shape);
 }
 
+Expected<std::optional<uint16_t>> Lowering::scalar_constant(const Operation& op, std::string_view argument) const {
+  const mil::Argument* a = op.argument(argument);
+  if (!a) return fail(op, argument, "missing (required)");
+  const Literal* lit = std::get_if<Literal>(a);
+  if (const auto* ref = std::get_if<mil::NameRef>(a); ref && consts_.count(ref->name)) lit = consts_.at(ref->name);
+  if (!lit || !lit->type.shape.empty()) return std::optional<uint16_t>{};  // a tensor: the caller reads it
+  const auto* v = std::get_if<std::vector<double>>(&lit->values);
+  if (!v || v->size() != 1 || (lit->type.dtype != mil::DType::Fp16 && lit->type.dtype != mil::DType::Fp32))
+    return fail(op, argument, fmt::format("expected an fp16 scalar, found {}", mil::type_text(lit->type)));
+  const uint16_t h = double_to_fp16(v->front());
+  if (!(fp16_to_float(h) == v->front()) || std::isinf(v->front()))
+    return fail(op, argument, fmt::format("{} is not a finite fp16 value (the planar engine's scalars are fp16)",
+                                          v->front()));
+  return std::optional<uint16_t>{h};
+}
+
 Status Lowering::lower_elementwise(const Operation& op, const std::string& type) {
+  // A scalar constant: y, or x of a commutative op (Add, Mul).
+  auto cy = scalar_constant(op, "y");
+  if (!cy) return cy.error();
+  auto cx = scalar_constant(op, "x");
+  if (!cx) return cx.error();
+  if (*cx && *cy) return fail(op, "x", "both operands are constants: nothing to compute");
+  if (*cx && type != "Add" && type != "Mul")
+    return fail(op, "x", "a scalar constant as x is supported for add and mul only");
+  if (*cx || *cy) {
+    const char* tensor_arg = *cx ? "y" : "x";
+    auto t = tensor(op, tensor_arg);
+    if (!t) return t.error();
+    Layer l = unit(op, op.result, "ElementWise", {{"Bottom", tensor_arg}, {"Params.Type", *cx ? "x" : "y"}});
+    l.bottoms = {t->unit};
+    ElementWiseParams e;
+    e.op = type;
+    e.constant = *cx ? **cx : **cy;
+    l.params = e;
+    return add_unit(op, std::move(l), t->surface, t->type.shape);
+  }
   auto a = tensor(op, "x");
   if (!a) return a.error();
   auto b = tensor(op, "y");
