@@ -143,6 +143,23 @@ TEST(MilErrors, ElementWiseOperands) {
   // The same element-wise op on equal shapes loads.
   Model ok(wrap(kX + ", tensor<fp16, [1, 8, 4, 4]> z", "    tensor<fp16, [1, 8, 4, 4]> y = add(x = x, y = z);\n", "y"));
   EXPECT_EQ(ok.error(), "");
+  // Scalar constants: c - x, two constants, a value fp16 does not hold, a non-float scalar.
+  auto scalar = [&](const std::string& c_type, const std::string& c_value, const std::string& expr) {
+    return std::make_unique<Model>(wrap(kX, "    " + c_type + " c = const()[name = string(\"c\"), val = " + c_value +
+                                                "];\n    tensor<fp16, [1, 8, 4, 4]> y = " + expr + ";\n",
+                                        "y"));
+  };
+  auto m = scalar("fp16", "fp16(0x1p-1)", "sub(x = c, y = x)");
+  EXPECT_EQ(m->error(), m->mil() + ":5: op 'sub': argument 'x': a scalar constant as x of sub (c - x) is not supported");
+  m = scalar("fp16", "fp16(0x1p-1)", "add(x = c, y = c)");
+  EXPECT_EQ(m->error(), m->mil() + ":5: op 'add': argument 'x': both operands are constants: nothing to compute");
+  m = scalar("fp32", "fp32(0x1.000002p+0)", "mul(x = x, y = c)");
+  EXPECT_EQ(m->error(), m->mil() + ":5: op 'mul': argument 'y': 1.0000001192092896 is not a finite fp16 value (the "
+                                   "planar engine's scalars are fp16)");
+  m = scalar("int32", "int32(2)", "mul(x = x, y = c)");
+  EXPECT_EQ(m->error(), m->mil() + ":5: op 'mul': argument 'y': expected an fp16 scalar, found int32");
+  m = scalar("fp32", "fp32(0x1p-1)", "maximum(x = c, y = x)");
+  EXPECT_EQ(m->error(), "");
 }
 
 // ---- conv ----------------------------------------------------------------------

@@ -363,6 +363,7 @@ const std::vector<Macos26Field>& macos26_fields() {
 }
 
 std::vector<std::string> families_of(const std::string& name) {
+  if (name.find("_maximum_c") != std::string::npos || name.find("_minimum_c") != std::string::npos) return {"table"};
   if (name.find("_constant_scalar") != std::string::npos) return {"binary", "scalar"};
   if (name.rfind("binary_", 0) == 0)
     return name.find("_sub_") != std::string::npos ? std::vector<std::string>{"binary", "sub"}
@@ -374,10 +375,9 @@ std::vector<std::string> families_of(const std::string& name) {
 std::vector<std::string> op_records() {
   auto v = records_with_mil(kOracles + "binary");
   for (auto& u : records_with_mil(kOracles + "unary")) v.push_back(u);
-  // A scalar constant operand: add, sub and mul are one planar affine task;
-  // maximum and minimum (a table task in Apple's output) are refused below.
-  for (auto& u : records_with_mil(kOracles + "binary_constant"))
-    if (u.find("_maximum_") == std::string::npos && u.find("_minimum_") == std::string::npos) v.push_back(u);
+  // A scalar constant operand: add, sub and mul are one planar affine task,
+  // maximum and minimum one table task (Clip).
+  for (auto& u : records_with_mil(kOracles + "binary_constant")) v.push_back(u);
   return v;
 }
 
@@ -439,30 +439,11 @@ TEST(MilOpRecordList, EveryListedFieldIsNeeded) {
     EXPECT_TRUE(used.count(std::string(m.family) + " " + m.prefix)) << m.family << " " << m.prefix;
 }
 
-// A scalar maximum or minimum is a table task in Apple's output (records
-// binary_{maximum,minimum}_c*_constant_scalar): refused by name until then.
-TEST(MilScalar, MaximumAndMinimumWithAScalarAreRefusedByName) {
-  int seen = 0;
-  for (const auto& fx : records_with_mil(kOracles + "binary_constant")) {
-    if (fx.find("_maximum_") == std::string::npos && fx.find("_minimum_") == std::string::npos) continue;
-    ++seen;
-    test::TempDir dir;
-    test::write_text(dir.file("model.mil"), read_text(mil_path_of(fx)));
-    auto net = load_model(dir.file("model.mil"));
-    ASSERT_TRUE(net.ok()) << net.error().str();
-    auto built = compile_with_ident(*net);
-    ASSERT_FALSE(built.ok()) << fx;
-    EXPECT_NE(built.error().str().find(":6: op '"), std::string::npos) << built.error().str();
-    EXPECT_NE(built.error().str().find("with a scalar operand (Apple compiles it to a table task"), std::string::npos)
-        << built.error().str();
-  }
-  EXPECT_EQ(seen, 4);
-}
-
 // x + c, x - c, c + x, x * c and c * x for an fp16 scalar c run as one
 // planar affine task, Scale x + Bias; each result is the exact value rounded
 // once to fp16 (the sum or product of two fp16 values is exact in fp32).
-TEST(MilScalar, AddSubAndMulWithAScalarRunAsTheirDefinition) {
+// maximum and minimum with c run as one Clip table task, exactly.
+TEST(MilScalar, ElementWiseOpsWithAScalarRunAsTheirDefinition) {
   struct Case {
     std::string expr;
     double (*f)(double, double);
@@ -473,6 +454,9 @@ TEST(MilScalar, AddSubAndMulWithAScalarRunAsTheirDefinition) {
       // Scale x + Bias with Bias +0: 0 times a negative c gives +0, not -0.
       {"mul(x = x, y = c)", [](double x, double c) { return x * c + 0.0; }},
       {"mul(x = c, y = x)", [](double x, double c) { return x * c + 0.0; }},
+      {"maximum(x = x, y = c)", [](double x, double c) { return std::max(x, c); }},
+      {"maximum(x = c, y = x)", [](double x, double c) { return std::max(x, c); }},
+      {"minimum(x = x, y = c)", [](double x, double c) { return std::min(x, c); }},
   };
   for (const Case& k : cases)
     for (const char* c : {"0x1.8p+1", "-0x1.4p-3"}) {

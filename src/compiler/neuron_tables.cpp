@@ -174,6 +174,11 @@ std::optional<NeuronTable> neuron_table(std::string_view type, const NeuronArgs&
     const double lo = type == "ReLU6" ? 0 : args.min, hi = type == "ReLU6" ? 6 : args.max;
     const Spec s{"Clip", "", nullptr, kCentred, kNoGrid, lo, hi, lo, hi, line(1, 0), line(1, 0), "eiln relu6"};
     NeuronTable t = generate(s);
+    // The grid is empty (every input is on a line or beyond the range); its
+    // nodes hold the range's value at 0, clamp(0, lo, hi): 0 in eiln's relu6,
+    // the scalar in the max(x, 0.5) records, 0 in the min(x, 0.5) ones.
+    const uint16_t node = h(std::clamp(0.0, lo, hi));
+    for (int i = 0; i < 33; ++i) t.slots[4 + i] = node;
     t.rule = fmt::format("min(max(x, {}), {}): the line y = x inside the range", lo, hi);
     if (type == "Clip") t.evidence = "eiln relu6 (Clip 0..6)";
     return t;

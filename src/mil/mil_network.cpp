@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -127,18 +128,32 @@ Expected<std::optional<uint16_t>> Lowering::scalar_constant(const Operation& op,
 }
 
 Status Lowering::lower_elementwise(const Operation& op, const std::string& type) {
-  // A scalar constant: y, or x of a commutative op (Add, Mul).
+  // A scalar constant: y, or x of a commutative op (all but Sub).
   auto cy = scalar_constant(op, "y");
   if (!cy) return cy.error();
   auto cx = scalar_constant(op, "x");
   if (!cx) return cx.error();
   if (*cx && *cy) return fail(op, "x", "both operands are constants: nothing to compute");
-  if (*cx && type != "Add" && type != "Mul")
-    return fail(op, "x", "a scalar constant as x is supported for add and mul only");
+  if (*cx && type == "Sub") return fail(op, "x", "a scalar constant as x of sub (c - x) is not supported");
   if (*cx || *cy) {
     const char* tensor_arg = *cx ? "y" : "x";
     auto t = tensor(op, tensor_arg);
     if (!t) return t.error();
+    if (type == "Max" || type == "Min") {
+      // max(x, c) = clip(x, c, inf), min(x, c) = clip(x, -inf, c): one table
+      // task, as Apple's records binary_{maximum,minimum}_c*_constant_scalar.
+      const double c = fp16_to_float(*cx ? **cx : **cy);
+      const char* constant_arg = *cx ? "x" : "y";
+      Layer l = unit(op, op.result, "Neuron",
+                     {{"Bottom", tensor_arg}, {"Params.Min", constant_arg}, {"Params.Max", constant_arg}});
+      l.bottoms = {t->unit};
+      NeuronParams n;
+      n.type = "Clip";
+      n.min = type == "Max" ? c : -std::numeric_limits<double>::infinity();
+      n.max = type == "Max" ? std::numeric_limits<double>::infinity() : c;
+      l.params = n;
+      return add_unit(op, std::move(l), t->surface, t->type.shape);
+    }
     Layer l = unit(op, op.result, "ElementWise", {{"Bottom", tensor_arg}, {"Params.Type", *cx ? "x" : "y"}});
     l.bottoms = {t->unit};
     ElementWiseParams e;
