@@ -439,6 +439,34 @@ TEST(MilOpRecordList, EveryListedFieldIsNeeded) {
     EXPECT_TRUE(used.count(std::string(m.family) + " " + m.prefix)) << m.family << " " << m.prefix;
 }
 
+// A main(x: [1, 64, 1, 1] fp16) -> y program of `body`'s statements,
+// compiled and run on x; y's values (empty after a failure, reported).
+std::vector<uint16_t> run_mil(const std::string& body, const std::vector<uint16_t>& x) {
+  test::TempDir dir;
+  test::write_text(dir.file("model.mil"), "program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 64, 1, 1]> x) {\n" +
+                                              body + "  } -> (y);\n}\n");
+  auto net = load_model(dir.file("model.mil"));
+  EXPECT_TRUE(net.ok()) << net.error().str();
+  if (!net) return {};
+  auto built = compile_with_ident(*net);
+  EXPECT_TRUE(built.ok()) << built.error().str();
+  if (!built) return {};
+  auto program = parse_program(built->bytes, "m.hwx");
+  EXPECT_TRUE(program.ok());
+  if (!program) return {};
+  auto sim = sim::Simulator::create(*program);
+  EXPECT_TRUE(sim.ok()) << sim.error().str();
+  if (!sim) return {};
+  sim::Tensor in;
+  in.nchw = {1, 64, 1, 1};
+  in.data = x;
+  EXPECT_TRUE(sim->set_input("x", in).ok());
+  EXPECT_TRUE(sim->run().ok());
+  auto out = sim->read_buffer(sim->outputs().at(0).name);
+  EXPECT_TRUE(out.ok());
+  return out ? out->data : std::vector<uint16_t>{};
+}
+
 // x + c, x - c, c + x, x * c and c * x for an fp16 scalar c run as one
 // planar affine task, Scale x + Bias; each result is the exact value rounded
 // once to fp16 (the sum or product of two fp16 values is exact in fp32).
@@ -458,33 +486,18 @@ TEST(MilScalar, ElementWiseOpsWithAScalarRunAsTheirDefinition) {
       {"maximum(x = c, y = x)", [](double x, double c) { return std::max(x, c); }},
       {"minimum(x = x, y = c)", [](double x, double c) { return std::min(x, c); }},
   };
+  std::vector<uint16_t> x;
+  for (int i = 0; i < 64; ++i) x.push_back(float_to_fp16(static_cast<float>(i - 32) * 0.37f));
   for (const Case& k : cases)
     for (const char* c : {"0x1.8p+1", "-0x1.4p-3"}) {
       SCOPED_TRACE(k.expr + " with c = " + c);
-      test::TempDir dir;
-      test::write_text(dir.file("model.mil"),
-                       std::string("program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 64, 1, 1]> x) {\n"
-                                   "    fp16 c = const()[name = string(\"c\"), val = fp16(") +
-                           c + ")];\n    tensor<fp16, [1, 64, 1, 1]> y = " + k.expr +
-                           "[name = string(\"y\")];\n  } -> (y);\n}\n");
-      auto net = load_model(dir.file("model.mil"));
-      ASSERT_TRUE(net.ok()) << net.error().str();
-      auto built = compile_with_ident(*net);
-      ASSERT_TRUE(built.ok()) << built.error().str();
-      auto program = parse_program(built->bytes, "m.hwx");
-      ASSERT_TRUE(program.ok());
-      auto sim = sim::Simulator::create(*program);
-      ASSERT_TRUE(sim.ok()) << sim.error().str();
-      sim::Tensor in;
-      in.nchw = {1, 64, 1, 1};
-      for (int i = 0; i < 64; ++i) in.data.push_back(float_to_fp16(static_cast<float>(i - 32) * 0.37f));
-      ASSERT_TRUE(sim->set_input("x", in).ok());
-      ASSERT_TRUE(sim->run().ok());
-      auto out = sim->read_buffer(sim->outputs().at(0).name);
-      ASSERT_TRUE(out.ok());
+      const auto y = run_mil(std::string("    fp16 c = const()[name = string(\"c\"), val = fp16(") + c +
+                                 ")];\n    tensor<fp16, [1, 64, 1, 1]> y = " + k.expr + "[name = string(\"y\")];\n",
+                             x);
+      ASSERT_EQ(y.size(), x.size());
       const double cv = std::strtod(c, nullptr);
-      for (int i = 0; i < 64; ++i)
-        EXPECT_EQ(out->data[i], double_to_fp16(k.f(fp16_to_float(in.data[i]), cv))) << "x = " << fp16_to_float(in.data[i]);
+      for (size_t i = 0; i < x.size(); ++i)
+        EXPECT_EQ(y[i], double_to_fp16(k.f(fp16_to_float(x[i]), cv))) << "x = " << fp16_to_float(x[i]);
     }
 }
 
@@ -492,31 +505,17 @@ TEST(MilScalar, ElementWiseOpsWithAScalarRunAsTheirDefinition) {
 // (AccBias): the result follows 1 / sqrt(x + eps) and 1 / (x + eps), also
 // where x is 0 and the table alone would give infinity.
 TEST(MilEpsilon, RsqrtAndInverseAddTheirEpsilon) {
+  std::vector<uint16_t> x;
+  for (int i = 0; i < 64; ++i) x.push_back(float_to_fp16(static_cast<float>(i) / 8));  // 0 .. 7.875
   for (const auto& [op, f] : std::vector<std::pair<std::string, double (*)(double)>>{
            {"rsqrt", [](double v) { return 1 / std::sqrt(v); }}, {"inverse", [](double v) { return 1 / v; }}}) {
-    test::TempDir dir;
-    test::write_text(dir.file("model.mil"),
-                     "program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 64, 1, 1]> x) {\n"
-                     "    tensor<fp16, [1, 64, 1, 1]> y = " + op +
-                         "(x = x, epsilon = fp32(0.25))[name = string(\"y\")];\n  } -> (y);\n}\n");
-    auto net = load_model(dir.file("model.mil"));
-    ASSERT_TRUE(net.ok()) << net.error().str();
-    auto built = compile_with_ident(*net);
-    ASSERT_TRUE(built.ok()) << built.error().str();
-    auto program = parse_program(built->bytes, "m.hwx");
-    ASSERT_TRUE(program.ok());
-    auto sim = sim::Simulator::create(*program);
-    ASSERT_TRUE(sim.ok()) << sim.error().str();
-    sim::Tensor in;
-    in.nchw = {1, 64, 1, 1};
-    for (int i = 0; i < 64; ++i) in.data.push_back(float_to_fp16(static_cast<float>(i) / 8));  // 0 .. 7.875
-    ASSERT_TRUE(sim->set_input("x", in).ok());
-    ASSERT_TRUE(sim->run().ok());
-    auto out = sim->read_buffer(sim->outputs().at(0).name);
-    ASSERT_TRUE(out.ok());
+    const auto y = run_mil("    tensor<fp16, [1, 64, 1, 1]> y = " + op +
+                               "(x = x, epsilon = fp32(0.25))[name = string(\"y\")];\n",
+                           x);
+    ASSERT_EQ(y.size(), x.size());
     for (int i = 0; i < 64; ++i) {
       const double want = f(i / 8.0 + 0.25);
-      EXPECT_NEAR(fp16_to_float(out->data[i]), want, 2e-3 * want + std::ldexp(want, -11)) << op << " x = " << i / 8.0;
+      EXPECT_NEAR(fp16_to_float(y[i]), want, 2e-3 * want + std::ldexp(want, -11)) << op << " x = " << i / 8.0;
     }
   }
 }
