@@ -287,6 +287,22 @@ TEST(MilErrors, ConcatAndReduce) {
 
 // ---- the program's shape ------------------------------------------------------------------
 
+// The slot table binds at most 28 inputs and outputs (slots 4 - 31): 27
+// inputs and an output compile, 28 and an output are refused (a fuzzed
+// program with 28 wrote past the table).
+TEST(MilErrors, InputsAndOutputsFitTheSlotTable) {
+  auto program = [](int inputs) {
+    std::string sig = "tensor<fp16, [1, 8, 1, 1]> x";
+    for (int i = 1; i < inputs; ++i) sig += fmt::format(", tensor<fp16, [1, 8, 1, 1]> i{}", i);
+    return wrap(sig, "    tensor<fp16, [1, 8, 1, 1]> y = relu(x = x)[name = string(\"y\")];\n", "y");
+  };
+  Model fits(program(27));
+  EXPECT_EQ(fits.compile_error(), "");
+  Model over(program(28));
+  EXPECT_EQ(over.compile_error(), over.mil() + ":3: output 'y': the network has 29 inputs and outputs: an HWX "
+                                               "program binds at most 28 (slots 4 - 31 of its slot table)");
+}
+
 TEST(MilErrors, FunctionsAndOutputs) {
   const std::string relu = "    tensor<fp16, [1, 8, 4, 4]> y = relu(x = x);\n";
   Model two("program(1.3)\n{\n  func main<ios18>(" + kX + ") {\n" + relu + "  } -> (y);\n  func other<ios18>(" + kX +

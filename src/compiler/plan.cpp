@@ -69,6 +69,15 @@ Status Planner::check_spec(const TensorSpec& s, const char* prefix) {
 }
 
 Status Planner::place_inputs() {
+  // Each input and output takes one entry of the program's 32-entry slot
+  // table, from slot 4 on (0 - 3: the tasks, the kernel data, scratch).
+  constexpr size_t kBufferSlots = 32 - kFirstBufferSlot;
+  if (const size_t n = net_.inputs.size() + net_.outputs.size(); n > kBufferSlots) {
+    const TensorSpec& s = net_.inputs.size() > kBufferSlots ? net_.inputs[kBufferSlots] : net_.outputs.back();
+    return fail(s.at(""), fmt::format("the network has {} inputs and outputs: an HWX program binds at most {} "
+                                      "(slots {} - 31 of its slot table)",
+                                      n, kBufferSlots, kFirstBufferSlot));
+  }
   for (size_t j = 0; j < net_.inputs.size(); ++j) {
     const TensorSpec& s = net_.inputs[j];
     if (auto st = check_spec(s, "Input"); !st) return st;
