@@ -90,8 +90,8 @@ struct ElementWiseParams {
   std::string op;          // "Add", "Mul", "Min", ...
   uint16_t scale = 0x3c00;  // ScaledElementWise: fp16 bits (15360 = 1.0)
   bool has_scale = false;
-  // The second operand as an fp16 scalar (one Bottom): MIL's add, sub and
-  // mul with a scalar constant. No plist key sets it.
+  // The second operand as an fp16 scalar (one Bottom): MIL's element-wise
+  // ops with a scalar constant. No plist key sets it.
   std::optional<uint16_t> constant;
 };
 

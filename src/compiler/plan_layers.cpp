@@ -3,6 +3,7 @@
 // creates the unit's result tensor and appends its task(s).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -381,9 +382,10 @@ Status Planner::plan_reshape(const Layer& l, UnitLowering& ul) {
   return Ok{};
 }
 
-// x op c for an fp16 scalar c (MIL's add, sub and mul with a constant): one
-// planar-engine task, y = Scale x + Bias (records binary_{add,sub,mul}_c*_constant_scalar,
-// macOS 26: PE.Cfg 0, Bias c or -c, Scale 1; Scale c, Bias 0).
+// x op c for an fp16 scalar c (MIL's element-wise ops with a constant). Add,
+// Sub and Mul: one planar-engine task, y = Scale x + Bias (records
+// binary_{add,sub,mul}_c*_constant_scalar, macOS 26: PE.Cfg 0, Bias c or -c,
+// Scale 1; Scale c, Bias 0). Max and Min: a Clip table task.
 Status Planner::plan_scalar_elementwise(const Layer& l, const ElementWiseParams& p, UnitLowering& ul) {
   const uint16_t c = *p.constant;
   TaskPlan t;
@@ -395,10 +397,21 @@ Status Planner::plan_scalar_elementwise(const Layer& l, const ElementWiseParams&
     t.pe_bias = static_cast<uint16_t>(c ^ 0x8000);  // -c, exact
   } else if (p.op == "Mul") {
     t.scale = c;
+  } else if (p.op == "Max" || p.op == "Min") {
+    // max(x, c) = clip(x, c, inf), min(x, c) = clip(x, -inf, c): one table
+    // task (records binary_{maximum,minimum}_c*_constant_scalar).
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    Layer clip = l;
+    NeuronParams n;
+    n.type = "Clip";
+    n.min = p.op == "Max" ? fp16_to_float(c) : -kInf;
+    n.max = p.op == "Max" ? kInf : fp16_to_float(c);
+    clip.params = n;
+    return plan_neuron(clip, ul);
   } else {
-    return fail(l.at("Params.Type"), fmt::format("unsupported: {} with a scalar operand (Apple compiles it to a table "
-                                                 "task; not yet)",
-                                                 p.op));
+    return fail(l.at("Params.Type"),
+                fmt::format("unsupported element-wise operation '{}' with a scalar (known: Add, Max, Min, Mul, Sub)",
+                            p.op));
   }
   if (l.bottoms.size() != 1)
     return fail(l.at("Bottom"), fmt::format("{} with a scalar needs one input, Bottom names {}", p.op, l.bottoms.size()));

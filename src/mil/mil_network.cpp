@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <map>
 #include <set>
 
@@ -139,22 +138,11 @@ Status Lowering::lower_elementwise(const Operation& op, const std::string& type)
     const char* tensor_arg = *cx ? "y" : "x";
     auto t = tensor(op, tensor_arg);
     if (!t) return t.error();
-    if (type == "Max" || type == "Min") {
-      // max(x, c) = clip(x, c, inf), min(x, c) = clip(x, -inf, c): one table
-      // task, as Apple's records binary_{maximum,minimum}_c*_constant_scalar.
-      const double c = fp16_to_float(*cx ? **cx : **cy);
-      const char* constant_arg = *cx ? "x" : "y";
-      Layer l = unit(op, op.result, "Neuron",
-                     {{"Bottom", tensor_arg}, {"Params.Min", constant_arg}, {"Params.Max", constant_arg}});
-      l.bottoms = {t->unit};
-      NeuronParams n;
-      n.type = "Clip";
-      n.min = type == "Max" ? c : -std::numeric_limits<double>::infinity();
-      n.max = type == "Max" ? std::numeric_limits<double>::infinity() : c;
-      l.params = n;
-      return add_unit(op, std::move(l), t->surface, t->type.shape);
-    }
-    Layer l = unit(op, op.result, "ElementWise", {{"Bottom", tensor_arg}, {"Params.Type", *cx ? "x" : "y"}});
+    // The constant's argument also answers for Clip's range (maximum, minimum).
+    const char* constant_arg = *cx ? "x" : "y";
+    Layer l = unit(op, op.result, "ElementWise",
+                   {{"Bottom", tensor_arg}, {"Params.Type", constant_arg}, {"Params.Min", constant_arg},
+                    {"Params.Max", constant_arg}});
     l.bottoms = {t->unit};
     ElementWiseParams e;
     e.op = type;
