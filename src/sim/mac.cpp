@@ -220,10 +220,13 @@ void ordered_threads(const float* x, const float* w, const float* bias, uint32_t
     ordered<Acc, kRound>(x, w, bias, cout, cin, hw, 0, hw, y);
     return;
   }
-  std::thread t([&] { ordered<Acc, kRound>(x, w, bias, cout, cin, hw, 0, half, y); });
-  place_helper(t);
-  ordered<Acc, kRound>(x, w, bias, cout, cin, hw, half, hw, y);
-  t.join();
+  auto halves = [&](uint64_t worker) {
+    if (worker == 0)
+      ordered<Acc, kRound>(x, w, bias, cout, cin, hw, half, hw, y);
+    else
+      ordered<Acc, kRound>(x, w, bias, cout, cin, hw, 0, half, y);
+  };
+  run_together(2, halves);
 }
 
 }  // namespace

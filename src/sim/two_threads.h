@@ -4,14 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <thread>
-#include <vector>
 
 namespace ane::sim::detail {
-
-// Moves a helper thread off the caller's core once spread_helper_threads
-// (ane/sim.h) has been called; otherwise leaves it to the scheduler.
-void place_helper(std::thread& t);
 
 // The cores this process may run on (at least 1).
 unsigned usable_cores();
@@ -23,39 +17,46 @@ inline uint64_t worker_count(uint64_t tasks) {
   return std::max<uint64_t>(1, std::min<uint64_t>({cores, 8, tasks}));
 }
 
+// call(ctx, worker) for every worker in [0, workers), returning when all have
+// returned: worker 0 on the caller, the others on helper threads that live
+// from their first use to the end of the process, kept off the caller's core
+// (helper_threads.cpp). Starting and ending a thread for each task cost up to
+// milliseconds on small virtual machines; a woken helper costs microseconds.
+// Where the helpers are taken (a nested or concurrent call) or cannot start,
+// the workers run one after another on the caller, so `call` must not depend
+// on its workers running at the same time.
+void run_together(uint64_t workers, void (*call)(void* ctx, uint64_t worker), void* ctx);
+
+template <typename Body>
+void run_together(uint64_t workers, Body& body) {
+  run_together(workers, [](void* b, uint64_t worker) { (*static_cast<Body*>(b))(worker); }, &body);
+}
+
 // fn(piece, worker) for every piece in [0, pieces), the pieces claimed in
-// order by `workers` threads as each finishes its last (the caller is
-// worker 0; the others are placed with place_helper). Which worker runs a
-// piece changes nothing but where it runs: fn must make a piece's result
-// from the piece alone.
+// order by `workers` workers as each finishes its last (the caller is worker
+// 0). Which worker runs a piece changes nothing but where it runs: fn must
+// make a piece's result from the piece alone.
 template <typename Fn>
 void on_workers(uint64_t pieces, uint64_t workers, Fn fn) {
   std::atomic<uint64_t> next{0};
   auto work = [&](uint64_t worker) {
     for (uint64_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < pieces;) fn(k, worker);
   };
-  std::vector<std::thread> helpers;
-  for (uint64_t i = 1; i < workers; ++i) {
-    helpers.emplace_back(work, i);
-    place_helper(helpers.back());
-  }
-  work(0);
-  for (std::thread& t : helpers) t.join();
+  if (workers <= 1) return work(0);
+  run_together(workers, work);
 }
 
-// fn(begin, end) over [0, n), on two threads once n reaches `min`. Only for
-// work where each value is computed alone, so that the split cannot change a
-// result.
+// fn(begin, end) over [0, n), in two halves on two workers once n reaches
+// `min`. Only for work where each value is computed alone, so that the split
+// cannot change a result.
 template <typename Fn>
 void on_two_threads(uint64_t n, Fn fn, uint64_t min = uint64_t{1} << 16) {
   if (n < min || n < 2) {
     fn(0, n);
     return;
   }
-  std::thread t([&] { fn(0, n / 2); });
-  place_helper(t);
-  fn(n / 2, n);
-  t.join();
+  auto half = [&](uint64_t worker) { worker == 0 ? fn(n / 2, n) : fn(0, n / 2); };
+  run_together(2, half);
 }
 
 }  // namespace ane::sim::detail
