@@ -47,17 +47,26 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   w.set("Header[2].LogEvents", last ? (c.plan.macos26() ? 0x42a : 0x422) : 0x400);
   w.set("Header[4].DebugLogEvents",
         ((c.t.compiler_copy ? 0x68 : 0xfff868) & ~(c.t.clears_debug_event_13 ? 0x2000u : 0u)) + (last ? 2 : 0));
-  for (const char* f : {"Header[6].SPL", "Header[6].TSR", "Header[6].TSE", "Header[6].SrcLoc", "Header[6].DstLoc"})
-    w.set(f, 1);
+  // A result kept in L2 clears the tile-DMA write bits (TSR, TSE, DstLoc,
+  // WBE); a second operand read from L2 clears SPL and the second read
+  // (records binary_real_div_*).
+  const bool writes = !c.result_in_l2();
+  w.set("Header[6].SPL", !c.source2_in_l2());
+  w.set("Header[6].TSR", writes);
+  w.set("Header[6].TSE", writes);
+  w.set("Header[6].SrcLoc", 1);
+  w.set("Header[6].DstLoc", writes);
   w.set("Header[7].NextPointer", last ? 0 : (c.index + 1) * kTaskStride);
   w.set("Header[8].RBase0", c.src().slot);
   w.set("Header[8].RBE0", 1);
-  if (c.t.src2 >= 0) {
+  if (c.t.src2 >= 0 && !c.source2_in_l2()) {
     w.set("Header[8].RBase1", c.plan.tensors[c.t.src2].slot);
     w.set("Header[8].RBE1", 1);
   }
-  w.set("Header[8].WBase", c.dst().slot);
-  w.set("Header[8].WBE", 1);
+  if (writes) {
+    w.set("Header[8].WBase", c.dst().slot);
+    w.set("Header[8].WBE", 1);
+  }
   w.set("Header[8].TBase", kTextSlot);
   w.set("Header[8].TBE", !last);
   w.set("Header[8].ENE", engines);
@@ -136,9 +145,10 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   }
   if (c.planar()) {
     w.word("Common.Unk0002C.Value", c.tall() ? strips.block : 4);
-    // Bit 1 with a second source only (records binary_*_constant_scalar: 0).
+    // Bit 1 with a second source by tile DMA only (records
+    // binary_*_constant_scalar and binary_real_div_* task 1: 0).
     w.set("Common.Cfg.UnkBit0", 1);
-    w.set("Common.Cfg.UnkBit1", c.two_sources());
+    w.set("Common.Cfg.UnkBit1", c.source2_by_dma());
     // The planar engine with two operands (3) or one (2).
     w.set("Common.Cfg.TaskType", c.two_sources() ? 3 : 2);
     return;
@@ -189,8 +199,8 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels, uint32_t grou
   w.set("TileDMASrc.DMAConfig.CacheHintReuse", 14);
   w.set("TileDMASrc.DMAConfig.CacheHintNoReuse", 12);
   w.set("TileDMASrc.Src2DMAConfig.CacheHint", 2);
-  w.set("TileDMASrc.Src2DMAConfig.CacheHintReuse", c.two_sources() ? 14 : 2);
-  w.set("TileDMASrc.Src2DMAConfig.CacheHintNoReuse", c.two_sources() ? 12 : 2);
+  w.set("TileDMASrc.Src2DMAConfig.CacheHintReuse", c.source2_by_dma() ? 14 : 2);
+  w.set("TileDMASrc.Src2DMAConfig.CacheHintNoReuse", c.source2_by_dma() ? 12 : 2);
   w.dma("TileDMASrc.BaseAddr.Addr", s.offset);
   w.dma("TileDMASrc.RowStride.Stride", s.row_stride);
   w.dma("TileDMASrc.PlaneStride.PlaneStride", s.plane_stride);
@@ -202,7 +212,7 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels, uint32_t grou
   else if (c.plan.macos26())
     w.dma("TileDMASrc.GroupStride.Stride", uint64_t{channels} * s.plane_stride);
   tensor_format(w, "TileDMASrc.Fmt");
-  if (c.two_sources()) {
+  if (c.source2_by_dma()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     w.dma("TileDMASrc.Src2RowStride.Stride", b.row_stride);
     w.dma("TileDMASrc.Src2PlaneStride.PlaneStride", b.plane_stride);
@@ -267,6 +277,12 @@ void neural_engine(ImageWriter& w, const Ctx& c) {
 
 void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels, uint32_t group_channels) {
   const Tensor& d = c.dst();
+  if (c.result_in_l2()) {
+    // Nothing goes out (records binary_real_div_* task 0: 0xc0, Interleave 1).
+    w.set("TileDMADst.DMAConfig.CacheHint", 3);
+    w.set("TileDMADst.Fmt.Interleave", 1);
+    return;
+  }
   w.set("TileDMADst.DMAConfig.En", 1);
   w.set("TileDMADst.DMAConfig.CacheHint", 3);
   if (c.t.kind != TaskKind::Conv || macos26_conv_l2(c)) w.set("TileDMADst.DMAConfig.L2BfrMode", 1);

@@ -71,6 +71,12 @@ struct Ctx {
            t.kind == TaskKind::PlanarMin || t.kind == TaskKind::PlanarAffine;
   }
   bool two_sources() const { return planar() && t.kind != TaskKind::PlanarAffine; }
+  // The result stays in L2 for the next task (Tensor::Home::L2): no tile DMA out.
+  bool result_in_l2() const { return dst().home == Tensor::Home::L2; }
+  // The second operand is the task before's result, kept in L2.
+  bool source2_in_l2() const { return t.src2 >= 0 && plan.tensors[t.src2].home == Tensor::Home::L2; }
+  // A second operand that arrives by tile DMA.
+  bool source2_by_dma() const { return two_sources() && !source2_in_l2(); }
   bool reduce() const { return t.kind == TaskKind::PlanarReduce; }
   // The channels the source side of L2 holds per row (Cin of the registers).
   uint32_t l2_channels() const {
@@ -96,6 +102,17 @@ FlatRows flat_rows(const Ctx& c, uint32_t channels);
 // Whether a convolution keeps macOS 26's L2 layout: its whole source in L2,
 // the result after it in buffer mode.
 bool macos26_conv_l2(const Ctx& c);
+
+// Where a result kept in L2 between two tasks sits (at L2 address 0): laid
+// out as the planar task that reads it lays out its second operand.
+struct KeptLayout {
+  uint64_t channel = 0, row = 0;  // strides, bytes
+  uint32_t rows = 0;              // rows held (the tile)
+  uint64_t channels_bytes = 0;    // C x channel stride (Unk04840, Unk04828)
+  uint64_t size() const { return uint64_t{rows} * row; }
+};
+// `reader`: the two-source planar task whose second operand is kept.
+KeptLayout kept_layout(const Ctx& reader);
 
 // The L2 block of a task.
 void l2(ImageWriter& w, const Ctx& c, uint32_t channels);

@@ -3,6 +3,8 @@
 // evidence: docs/compiler.md.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "lower_internal.h"
 
 namespace ane::compiler::lowering {
@@ -24,11 +26,11 @@ Strips tall_strips(const Tensor& t, bool planar) {
 namespace {
 
 // L2 configuration words shared by the source and result sides.
-void l2_cfg(ImageWriter& w, const char* reg, bool alias_planar, bool buffer_mode) {
+void l2_cfg(ImageWriter& w, const char* reg, bool alias_planar, bool buffer_mode, bool alias_conv = true) {
   auto f = [&](const char* field) { return fmt::format("L2.{}.{}", reg, field); };
   w.set(f(std::string(reg) == "SourceCfg" ? "SourceType" : "ResultType").c_str(), 2);
-  w.set(f("AliasConvSrc").c_str(), 1);
-  w.set(f("AliasConvRslt").c_str(), 1);
+  w.set(f("AliasConvSrc").c_str(), alias_conv);
+  w.set(f("AliasConvRslt").c_str(), alias_conv);
   w.set(f("DMAFmt").c_str(), 1);
   w.set(f("DMAInterleave").c_str(), 1);
   w.set(f("AliasPlanarSrc").c_str(), alias_planar);
@@ -36,33 +38,72 @@ void l2_cfg(ImageWriter& w, const char* reg, bool alias_planar, bool buffer_mode
   if (buffer_mode) w.set(f("L2BfrMode").c_str(), 1);
 }
 
+// A tall task's L2 row of `channels` strips. The planar engine pads a row so
+// that it stays off the 0x400-byte banks: row mod 0x400 = block width in
+// bytes mod 0x400 (8x8 and 16x16 records).
+uint64_t tall_row(const Strips& st, bool planar, uint64_t channels) {
+  uint64_t row = channels * st.strip;
+  if (planar && (st.block >> 4) > 0) {
+    const uint64_t want = (uint64_t{2} << (st.block & 0xf)) % 0x400;
+    while (row % 0x400 != want) row += 0x10;
+  }
+  return row;
+}
+
+// The layout of a result kept in L2 that this task writes or reads, if any.
+std::optional<KeptLayout> kept_here(const Ctx& c) {
+  if (c.source2_in_l2()) return kept_layout(c);
+  if (c.result_in_l2()) return kept_layout(Ctx(c.plan, c.plan.tasks[c.index + 1], c.index + 1, 0));
+  return std::nullopt;
+}
+
+// The result side of a task whose result stays in L2 at 0 (records
+// binary_real_div_* task 0): ResultType 0, no buffer mode, the reader's
+// strides in ConvResult*.
+void kept_result(ImageWriter& w, const KeptLayout& k, bool alias) {
+  l2_cfg(w, "ResultCfg", alias, false);
+  w.set("L2.ResultCfg.ResultType", 0);
+  w.l2("L2.ResultBase.Addr", 0);
+  w.l2("L2.ConvResultChannelStride.Stride", k.channel);
+  w.l2("L2.ConvResultRowStride.Stride", k.row);
+  w.word("L2.Unk04840.Value", static_cast<uint32_t>(k.channels_bytes));
+}
+
+// The second-operand side of a planar task reading a kept result (records
+// binary_real_div_* task 1): Source2Type 0 at L2 address 0, Unk0482C 0.
+void kept_source2(ImageWriter& w, const KeptLayout& k) {
+  w.set("L2.SourceCfg.Source2Type", 0);
+  w.l2("L2.Source2Base.Addr", 0);
+  w.l2("L2.Source2ChannelStride.Stride", k.channel);
+  w.l2("L2.Source2RowStride.Stride", k.row);
+  w.word("L2.Unk04828.Value", static_cast<uint32_t>(k.channels_bytes));
+}
+
 // L2 of a tall pass-through or planar-engine task: per source a buffer of
-// TileHeight rows of C strips (the planar engine pads a row so that it stays
-// off the 0x400-byte banks: row mod 0x400 = block width in bytes mod 0x400,
-// 8x8 and 16x16 records), the sources one after the other (a second, other
-// tensor 0x40 further when the first ends on 0x400), then the result.
+// TileHeight rows of C strips (tall_row), the sources one after the other (a
+// second, other tensor 0x40 further when the first ends on 0x400), then the
+// result. A result kept between two tasks comes first, at 0.
 void l2_tall(ImageWriter& w, const Ctx& c, uint32_t channels) {
   const bool alias = !c.t.concat_last_piece;
   const Strips st = tall_strips(c.src(), c.planar());
-  auto row_of = [&](uint64_t ch) {
-    uint64_t row = ch * st.strip;
-    if (c.planar() && (st.block >> 4) > 0) {
-      const uint64_t want = (uint64_t{2} << (st.block & 0xf)) % 0x400;
-      while (row % 0x400 != want) row += 0x10;
-    }
-    return row;
-  };
-  const uint64_t row = row_of(channels);
-  l2_cfg(w, "SourceCfg", alias, false);
+  const uint64_t row = tall_row(st, c.planar(), channels);
+  const auto kept = kept_here(c);
+  const uint64_t base = kept ? kept->size() : 0;
+  // A reader of a kept result: the planar aliases off on both sides, and the
+  // convolution aliases on the result side (records binary_real_div_* task 1).
+  l2_cfg(w, "SourceCfg", alias && !c.source2_in_l2(), false);
+  w.l2("L2.SourceBase.Addr", base);
   w.l2("L2.SourceChannelStride.Stride", st.strip);
   w.l2("L2.SourceRowStride.Stride", row);
   w.word("L2.Unk04814.Value", static_cast<uint32_t>(channels * st.strip));
   w.word("L2.Unk04818.Value", static_cast<uint32_t>(channels * st.strip));
   const uint64_t size = uint64_t{st.tile_height} * row;
-  uint64_t result = size;
-  if (c.two_sources()) {
+  uint64_t result = base + size;
+  if (c.source2_in_l2()) {
+    kept_source2(w, *kept);
+  } else if (c.two_sources()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
-    const uint64_t row_b = row_of(b.c);
+    const uint64_t row_b = tall_row(st, true, b.c);
     const uint64_t base2 = size + (c.t.src2 != c.t.src && size % 0x400 == 0 ? 0x40 : 0);
     w.set("L2.SourceCfg.Source2Type", 2);
     w.l2("L2.Source2Base.Addr", base2);
@@ -72,11 +113,55 @@ void l2_tall(ImageWriter& w, const Ctx& c, uint32_t channels) {
     w.word("L2.Unk0482C.Value", static_cast<uint32_t>(b.c * st.strip));
     result = base2 + uint64_t{st.tile_height} * row_b;
   }
-  l2_cfg(w, "ResultCfg", alias, true);
+  if (c.result_in_l2()) return kept_result(w, *kept, alias);
+  l2_cfg(w, "ResultCfg", alias && !c.source2_in_l2(), true, !c.source2_in_l2());
   w.l2("L2.ResultBase.Addr", result);
 }
 
 }  // namespace
+
+KeptLayout kept_layout(const Ctx& reader) {
+  const Tensor& b = reader.plan.tensors[reader.t.src2];
+  KeptLayout k;
+  if (reader.tall()) {
+    const Strips st = tall_strips(reader.src(), true);
+    k.channel = st.strip;
+    k.row = tall_row(st, true, b.c);
+    k.rows = st.tile_height;
+  } else {
+    k.channel = b.l2_channel_stride();
+    const uint64_t row = uint64_t{b.c} * k.channel;
+    k.row = row + l2_pad(row, 0x20);
+    k.rows = 1;
+  }
+  k.channels_bytes = uint64_t{b.c} * k.channel;
+  return k;
+}
+
+}  // namespace ane::compiler::lowering
+
+namespace ane::compiler {
+
+bool kept_fits(const Plan& plan, size_t reader) {
+  using namespace lowering;
+  const Ctx r(plan, plan.tasks[reader], reader, 0);
+  const Tensor& s = r.src();
+  uint64_t source = 0;  // the reader's own source rows, as many as its result's
+  if (r.tall()) {
+    // The neural engine cuts rows in strips of at most kNeStripMax bytes, the
+    // planar engine in its block's width: the same strips up to 64 values.
+    if (s.w > 64) return false;
+    const Strips st = tall_strips(s, true);
+    source = uint64_t{st.tile_height} * tall_row(st, true, s.c);
+  } else {
+    source = flat_rows(r, s.c).source;
+  }
+  return kept_layout(r).size() + 2 * source <= kL2RowBytesMax;
+}
+
+}  // namespace ane::compiler
+
+namespace ane::compiler::lowering {
 
 // macOS 26 holds a convolution's whole source in L2 and its result after it
 // (records), its rows padded 0x20 from 0x200 bytes at stride 2 or below
@@ -123,7 +208,9 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
   const uint64_t row = channels * cs;
   const FlatRows rows = flat_rows(c, channels);
   const bool alias = !c.t.concat_last_piece;
-  l2_cfg(w, "SourceCfg", alias, false);
+  const auto kept = kept_here(c);
+  l2_cfg(w, "SourceCfg", alias && !c.source2_in_l2(), false);
+  if (kept) w.l2("L2.SourceBase.Addr", kept->size());  // after the kept result
   w.l2("L2.SourceChannelStride.Stride", cs);
   w.word("L2.Unk04814.Value", static_cast<uint32_t>(row));
   w.word("L2.Unk04818.Value", static_cast<uint32_t>(row));
@@ -141,6 +228,11 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
     w.l2("L2.ConvResultRowStride.Stride", rows.result);
     w.word("L2.Unk04840.Value", static_cast<uint32_t>(out_row));
     w.word("L2.Unk04844.Value", static_cast<uint32_t>(out_row));
+  } else if (c.source2_in_l2()) {
+    const KeptLayout k = kept_layout(c);
+    kept_source2(w, k);
+    l2_cfg(w, "ResultCfg", false, true, false);
+    w.l2("L2.ResultBase.Addr", k.size() + rows.source);
   } else if (c.two_sources()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
@@ -159,6 +251,8 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
   } else if (c.reduce() && c.plan.macos26()) {
     l2_cfg(w, "ResultCfg", alias, true);
     w.l2("L2.ResultBase.Addr", rows.source * s.h);  // after the whole source, as for convolutions
+  } else if (c.result_in_l2()) {
+    kept_result(w, *kept, alias);
   } else {
     l2_cfg(w, "ResultCfg", alias, true);
     w.l2("L2.ResultBase.Addr", row);

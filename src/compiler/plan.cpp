@@ -16,8 +16,45 @@ Expected<Plan> Planner::run() {
     if (fused_goc_.count(l->name)) continue;
     if (auto s = plan_unit(*l); !s) return s.error();
   }
+  chain_through_l2();
   if (auto s = place_scratch(); !s) return s.error();
   return std::move(plan_);
+}
+
+// macOS 26 keeps a table task's result in L2 when the very next task, a
+// two-source planar-engine one, is its only reader and reads it as its
+// second operand (records binary_real_div_*: the reciprocal's table task
+// writes no tile DMA, the product reads it with Source2Type 0). v4.2.1 is
+// left as it was: no plist sample of it shows such a pair.
+void Planner::chain_through_l2() {
+  if (!plan_.macos26()) return;
+  auto two_sources = [](const TaskPlan& t) {
+    return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul || t.kind == TaskKind::PlanarMax ||
+           t.kind == TaskKind::PlanarMin;
+  };
+  for (size_t i = 0; i + 1 < plan_.tasks.size(); ++i) {
+    const TaskPlan& a = plan_.tasks[i];
+    const TaskPlan& b = plan_.tasks[i + 1];
+    if (a.kind != TaskKind::Pass || a.nonlinear != 2 || a.cols || b.cols || !two_sources(b)) continue;
+    if (b.src2 != a.dst || b.src == a.dst) continue;
+    Tensor& t = plan_.tensors[a.dst];
+    if (t.home != Tensor::Home::Scratch) continue;
+    const auto readers = std::count_if(plan_.tasks.begin(), plan_.tasks.end(), [&](const TaskPlan& r) {
+      return r.src == a.dst || r.src2 == a.dst;
+    });
+    if (readers != 1) continue;
+    t.home = Tensor::Home::L2;
+    if (!kept_fits(plan_, i + 1)) {
+      t.home = Tensor::Home::Scratch;
+      continue;
+    }
+    t.slot = -1;
+    for (auto& ul : plan_.lowering)
+      if (ul.unit == a.unit)
+        ul.notes.push_back(fmt::format("the result stays in L2 for task {} ({}), as macOS 26 keeps a table task's "
+                                       "result for the planar task after it (records binary_real_div_*)",
+                                       i + 1, b.unit));
+  }
 }
 
 // Strides: from the dictionary when given (checked), else the compiler's

@@ -27,7 +27,9 @@ struct Tensor {
   uint32_t c = 0, h = 0, w = 0;
   uint64_t row_stride = 0, plane_stride = 0;
   uint64_t batch_stride = 0;  // N stride of the buffer descriptor
-  enum class Home { Input, Output, Scratch } home = Home::Scratch;
+  // L2: kept in L2 from the task that makes it to the next one, which reads
+  // it from there (Planner::chain_through_l2); no memory, no slot.
+  enum class Home { Input, Output, Scratch, L2 } home = Home::Scratch;
   int buffer = -1;      // index into Network::inputs / outputs
   int slot = -1;        // base-address slot
   uint64_t offset = 0;  // inside the slot (scratch tensors)
@@ -105,6 +107,12 @@ std::vector<uint64_t> kernel_bases(const Plan& plan);
 // The widest L2 row (source, second source or result) the task's registers
 // would hold, in bytes (lower.cpp, from the same rules that write them).
 uint64_t widest_l2_row(const Plan& plan, const TaskPlan& task);
+
+// Whether task `reader`'s second operand, marked Tensor::Home::L2, can be
+// kept there: the neural engine's strips and the planar engine's agree (rows
+// of at most 64 values on taller tensors) and everything fits L2's address
+// fields (lower_l2.cpp).
+bool kept_fits(const Plan& plan, size_t reader);
 
 // Register images of one task (lower_*.cpp). `kbase` is the task's offset of
 // kernel data inside __const.

@@ -40,6 +40,7 @@ class Planner {
   // must sit at offset 0: its base register is not known (only the first
   // source's TileDMASrc.BaseAddr is), so at most one such intermediate.
   Status place_scratch();
+  void chain_through_l2();
   // Units order, except that a unit waits for the units it reads (a stable
   // topological order; the parser already rejected cycles).
   std::vector<const Layer*> schedule();

@@ -92,6 +92,7 @@ class Lowering {
   Status lower_conv(const Operation& op);
   Status lower_neuron(const Operation& op, const std::string& type);
   Status lower_elementwise(const Operation& op, const std::string& type);
+  Status lower_real_div(const Operation& op);
   // The argument as an fp16 scalar constant (a rank-0 const, fp16 or an fp32
   // value fp16 holds exactly); nullopt where it names a tensor.
   Expected<std::optional<uint16_t>> scalar_constant(const Operation& op, std::string_view argument) const;
@@ -210,12 +211,14 @@ class Lowering {
     return Ok{};
   }
 
-  // Unit names are MIL names, plus "<y>@conv" for a conv's bias split; MIL
+  // Unit names are MIL names, plus "<y>@conv" for a conv's bias split and
+  // "<y>@reciprocal" for real_div's first step; MIL
   // names may hold '@', so a clash is possible and refused.
   Status claim_unit_name(const Operation& op, const std::string& name) {
     if (!unit_names_.insert(name).second)
       return fail(op, "", fmt::format("the unit name '{}' is taken (hwx-build names a conv's bias step "
-                                      "'<result>@conv'): rename the value",
+                                      "'<result>@conv' and real_div's reciprocal '<result>@reciprocal'): "
+                                      "rename the value",
                                       name));
     return Ok{};
   }

@@ -36,7 +36,6 @@ const std::map<std::string, std::string, std::less<>>& refused_ops() {
       {"linear", "linear is not in hwx-build's vocabulary"},
       {"softmax", "softmax is several tasks in Apple's output; not in hwx-build's vocabulary"},
       {"layer_norm", "layer_norm is several tasks in Apple's output; not in hwx-build's vocabulary"},
-      {"real_div", "division is not in hwx-build's vocabulary"},
   };
   return m;
 }
@@ -66,6 +65,7 @@ Status Lowering::lower(const Operation& op) {
   if (auto n = neuron_ops().find(op.op); n != neuron_ops().end()) return lower_neuron(op, n->second);
   if (auto e = elementwise_ops().find(op.op); e != elementwise_ops().end()) return lower_elementwise(op, e->second);
   if (auto r = reduction_ops().find(op.op); r != reduction_ops().end()) return lower_reduction(op, r->second);
+  if (op.op == "real_div") return lower_real_div(op);
   if (op.op == "concat") return lower_concat(op);
   if (op.op == "reshape") return lower_reshape(op);
   if (auto r = refused_ops().find(op.op); r != refused_ops().end()) return fail(op, "", "not supported: " + r->second);
@@ -162,6 +162,42 @@ Status Lowering::lower_elementwise(const Operation& op, const std::string& type)
   l.bottoms = {a->unit, b->unit};
   ElementWiseParams e;
   e.op = type;
+  l.params = e;
+  return add_unit(op, std::move(l), a->surface, a->type.shape);
+}
+
+// real_div(x, y) = x * (1 / y), as Apple compiles it (records
+// binary_real_div_*): the reciprocal table on y (no epsilon: MACCfg.OpMode
+// 4), its result kept in L2 (Planner::chain_through_l2, macOS 26), then the
+// planar engine's product with x. Two units: "<result>@reciprocal", "<result>".
+Status Lowering::lower_real_div(const Operation& op) {
+  for (const char* argument : {"x", "y"}) {
+    auto c = scalar_constant(op, argument);
+    if (!c) return c.error();
+    if (*c)
+      return fail(op, argument, "a constant operand of real_div is not supported (the records compiled so far "
+                                "divide two computed tensors)");
+  }
+  auto a = tensor(op, "x");
+  if (!a) return a.error();
+  auto b = tensor(op, "y");
+  if (!b) return b.error();
+  if (a->type.shape != b->type.shape)
+    return fail(op, "y",
+                fmt::format("y is {} and x is {}: broadcasting is not supported", mil::type_text(b->type),
+                            mil::type_text(a->type)));
+  const std::string reciprocal = op.result + "@reciprocal";
+  Layer r = unit(op, reciprocal, "Neuron", {{"Bottom", "y"}, {"Params.Type", ""}});
+  r.bottoms = {b->unit};
+  NeuronParams n;
+  n.type = "Inv";
+  r.params = n;
+  if (auto st = claim_unit_name(op, reciprocal); !st) return st;
+  net_.units.push_back(std::move(r));
+  Layer l = unit(op, op.result, "ElementWise", {{"Bottom", "x"}});
+  l.bottoms = {a->unit, reciprocal};
+  ElementWiseParams e;
+  e.op = "Mul";
   l.params = e;
   return add_unit(op, std::move(l), a->surface, a->type.shape);
 }
