@@ -105,7 +105,7 @@ TEST_P(KernelBuild, OnePlistLayerBuildsTheKernelsTask) {
 // Every single-task eiln kernel a plist layer can express. Left out, each for
 // its reason (docs/compiler.md): sigmoid (two tasks: eiln's compiler computes
 // 0.5 tanh(x/2) + 0.5; hwx-build keeps v4.2.1's one-task table), inv (Core
-// ML's inverse adds an AccBias epsilon), abs and square (no plist op), div,
+// ML's inverse adds an AccBias epsilon), square (no plist op), div,
 // log, silu, softmax, logsoftmax, atan, ceil, norm (several layers).
 const KernelCase kCases[] = {
     {"activation/relu.bin", "Neuron", "ReLU", {}},
@@ -117,6 +117,7 @@ const KernelCase kCases[] = {
     {"unary/log2.bin", "Neuron", "Log2", {}},
     {"unary/sign.bin", "Neuron", "Sign", {}},
     {"unary/sqrt.bin", "Neuron", "Sqrt", {}},
+    {"unary/abs.bin", "Neuron", "Abs", {}},  // libane's plist name
     {"binary/add.bin", "ElementWise", "Add", {}},
     {"binary/sub.bin", "ElementWise", "Sub", {}},
     {"binary/mul.bin", "ElementWise", "Mul", {}},

@@ -369,6 +369,7 @@ std::vector<std::string> families_of(const std::string& name) {
     return name.find("_sub_") != std::string::npos ? std::vector<std::string>{"binary", "sub"}
                                                    : std::vector<std::string>{"binary"};
   if (name.find("rsqrt") != std::string::npos) return {"table", "bias"};
+  if (name.rfind("unary_abs_", 0) == 0) return {"binary"};  // a one-source planar task
   return {"table"};
 }
 
@@ -499,6 +500,24 @@ TEST(MilScalar, ElementWiseOpsWithAScalarRunAsTheirDefinition) {
       for (size_t i = 0; i < x.size(); ++i)
         EXPECT_EQ(y[i], double_to_fp16(k.f(fp16_to_float(x[i]), cv))) << "x = " << fp16_to_float(x[i]);
     }
+}
+
+// abs(x) is one planar task, |1.0 x + 0| (PE.Cfg.Cond): the sign cleared,
+// for normal and subnormal values, zeros and infinities alike.
+TEST(MilAbs, RunsAsTheAbsoluteValue) {
+  const std::vector<uint16_t> specials = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x83ff, 0x0400, 0x8400,
+                                          0x3c00, 0xbc00, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x3555, 0xb555};
+  std::vector<uint16_t> x = specials;
+  uint32_t state = 11;
+  while (x.size() < 64) {
+    state = state * 1664525u + 1013904223u;
+    const auto v = static_cast<uint16_t>(state >> 16);
+    if ((v & 0x7c00) != 0x7c00) x.push_back(v);  // finite values
+  }
+  const auto y = run_mil("    tensor<fp16, [1, 64, 1, 1]> y = abs(x = x)[name = string(\"y\")];\n", x);
+  ASSERT_EQ(y.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(y[i], x[i] & 0x7fff) << std::hex << "x = 0x" << x[i];
 }
 
 // rsqrt(x, epsilon) and inverse(x, epsilon) add the epsilon before the table

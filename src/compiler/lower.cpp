@@ -239,6 +239,7 @@ void planar_engine(ImageWriter& w, const Ctx& c) {
   const uint32_t op = c.t.kind == TaskKind::PlanarMul ? 1 : c.t.kind == TaskKind::PlanarMax ? 2
                       : c.t.kind == TaskKind::PlanarMin ? 3 : 0;
   w.set("PE.Cfg.OpMode", op);
+  w.set("PE.Cfg.Cond", c.t.absolute);  // |y| (records unary_abs_*)
   w.set("PE.BiasScale.Scale", c.t.scale);
   w.set("PE.BiasScale.Bias", c.t.pe_bias);
   w.set("PE.PreScale.PreScale", c.t.pre_scale);

@@ -260,6 +260,19 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
       return fail(l.at("Params.Type"), fmt::format("epsilon {} is not a non-negative finite fp16 value", *p.input_bias));
     t.acc_bias = bits;
   }
+  if (p.type == "Abs") {
+    // |x|: a one-source planar-engine task, y = |1.0 x + 0| with PE.Cfg.Cond
+    // (records unary_abs_c64, _c512; eiln's abs kernel).
+    t.kind = TaskKind::PlanarAffine;
+    t.absolute = true;
+    const Tensor in = plan_.tensors[*src];
+    if (auto c = check_channels(l, in.c); !c) return c;
+    auto dst = result_tensor(l, in.c, in.h, in.w);
+    if (!dst) return dst.error();
+    t.dst = *dst;
+    ul.rule = "Abs: the planar engine's one-source task y = |x| (PE.Cfg.Cond)";
+    return add_task_in_pieces(std::move(t), ul, l);
+  }
   if (p.type == "ReLU") {
     t.nonlinear = 1;
     ul.rule = "ReLU: neural-engine pass-through with NonlinearMode 1";
@@ -291,7 +304,7 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
                            ? fmt::format("{} table: {}", p.type, table->evidence)
                            : fmt::format("{} table: byte-equal to Apple's ({})", p.type, table->evidence));
   } else {
-    std::string known = "ReLU";
+    std::string known = "Abs, ReLU";
     for (const auto& k : neuron_table_types()) known += ", " + k;
     return fail(l.at("Params.Type"), fmt::format("unsupported neuron type '{}' (known: {})", p.type, known));
   }
