@@ -410,6 +410,11 @@ void compare_op_record(const std::string& fx, std::set<std::string>& used) {
     }
     ADD_FAILURE() << f->name << ": " << fi.name << " hwx-build " << ours << ", Apple " << theirs;
   }
+  // macOS 26's stream layout (compiler.md, "Stream layout"): the same
+  // streams as the record, in the same order.
+  auto m26 = compile_with_ident(*net, CompilerProfile::Macos26);
+  ASSERT_TRUE(m26.ok()) << m26.error().str();
+  EXPECT_EQ(oracle::stream_shape(m26->tasks[0]), oracle::stream_shape(f->tasks[0])) << f->name;
   // The constants: v4.2.1 stores a table's 128 bytes, macOS 26 the same
   // bytes in a 2048-byte section; an element-wise task's section is zeros.
   const auto* konst = built->file.find_section("__TEXT", "__const");

@@ -286,6 +286,18 @@ Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, u
   return make_error(f.name + ": unknown weight formula '" + value + "'");
 }
 
+std::vector<std::pair<uint32_t, uint32_t>> stream_shape(const FixtureTask& t) {
+  std::vector<std::pair<uint32_t, uint32_t>> v;
+  for (const auto& r : t.records) v.emplace_back(r.address, r.count);
+  return v;
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> stream_shape(const Task& t) {
+  std::vector<std::pair<uint32_t, uint32_t>> v;
+  for (const auto& s : t.streams) v.emplace_back(s.address, s.count);
+  return v;
+}
+
 Bytes anec_image(const Fixture& f, const Bytes& kernel) {
   // Task i + 1 sits where task i's NextPointer (header word 7) says; the
   // constants at the program's constant address.

@@ -16,6 +16,7 @@
 
 #include "ane/bytes.h"
 #include "ane/error.h"
+#include "ane/task.h"
 
 namespace ane::oracle {
 
@@ -67,6 +68,10 @@ std::vector<std::string> fixture_files(const std::string& dir);
 // expectations): the task count, each stream header re-encoding its address
 // and word count, each task's size, and task 0's words_minus_one.
 void expect_tasks_match_record(const Fixture& f);
+// The task's streams as (address, word count), in order: the record's, or a
+// decoded task's (to compare the stream layouts).
+std::vector<std::pair<uint32_t, uint32_t>> stream_shape(const FixtureTask& t);
+std::vector<std::pair<uint32_t, uint32_t>> stream_shape(const Task& t);
 // A test name for a fixture path: the record's name, in identifier characters.
 std::string test_name(const ::testing::TestParamInfo<std::string>& info);
 

@@ -76,14 +76,40 @@ std::string tensor_stab(const Tensor& t, uint32_t first_type) {
                      first_type + 3, t.row_stride, t.w, first_type + 4, kFloat16TypeCode);
 }
 
-// Task offset of a register in the v4.2.1 stream layout.
-uint32_t register_task_offset(uint32_t address) {
-  for (const auto& s : default_stream_layout())
+// Task offset of a register in a task's stream layout.
+uint32_t register_task_offset(const std::vector<RegisterStream>& layout, uint32_t address) {
+  for (const auto& s : layout)
     if (address >= s.address && address < s.address + 4 * s.count) return s.task_offset + 4 + (address - s.address);
   return 0;
 }
 
 }  // namespace
+
+std::vector<RegisterStream> task_stream_layout(const Plan& plan, const TaskPlan& task) {
+  std::vector<RegisterStream> layout = default_stream_layout();
+  if (!plan.macos26() || task.reads_kernel()) return layout;
+  std::vector<RegisterStream> out;
+  for (const auto& s : layout) {
+    if (s.address == 0x1F800 && s.count == 62) {
+      out.push_back({0x1F800, 18, 0});  // 0x1F800 - 0x1F844
+      out.push_back({0x1F8C8, 12, 0});  // 0x1F8C8 - 0x1F8F4
+    } else {
+      out.push_back({s.address, s.count, 0});
+    }
+  }
+  uint32_t off = kTaskHeaderBytes;
+  for (auto& s : out) {
+    s.task_offset = off;
+    off += 4 + 4 * s.count;
+  }
+  return out;
+}
+
+uint32_t task_words(const std::vector<RegisterStream>& layout) {
+  uint32_t words = kTaskHeaderBytes / 4;
+  for (const auto& s : layout) words += 1 + s.count;
+  return words;
+}
 
 std::vector<uint64_t> kernel_bases(const Plan& plan) {
   std::vector<uint64_t> bases;
@@ -99,7 +125,8 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
                                      const std::string& ident) {
   // ---- __TEXT: tasks, then kernel data at the next 64-byte boundary ----------------------
   std::vector<Bytes> encoded;
-  for (const auto& img : images) encoded.push_back(encode_task(img, default_stream_layout()));
+  for (size_t i = 0; i < images.size(); ++i)
+    encoded.push_back(encode_task(images[i], task_stream_layout(plan, plan.tasks[i])));
   const uint64_t text_size = (encoded.size() - 1) * kTaskStride + encoded.back().size();
   const uint64_t const_offset = roundup(text_size, 64);
   const std::vector<uint64_t> kbase = kernel_bases(plan);
@@ -146,7 +173,9 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
       const uint32_t addr = RegisterDatabase::h13()
                                 .find(fmt::format("KernelDMASrc.CoeffBaseAddr[{}].Addr", lane))
                                 ->address;
-      relocations.push_back({static_cast<int32_t>(i * kTaskStride + register_task_offset(addr)), kRelocationInfo});
+      relocations.push_back({static_cast<int32_t>(i * kTaskStride +
+                                                  register_task_offset(task_stream_layout(plan, plan.tasks[i]), addr)),
+                             kRelocationInfo});
     }
   const bool relocated = !relocations.empty();
 

@@ -31,19 +31,15 @@ void tensor_format(ImageWriter& w, const std::string& reg) {
   w.set((reg + ".Interleave").c_str(), 1);
 }
 
-// Words of a task in the v4.2.1 layout, minus 1 (0x9c): what NextSize holds.
-uint32_t task_words_minus_one() {
-  uint32_t words = kTaskHeaderBytes / 4;
-  for (const auto& s : default_stream_layout()) words += 1 + s.count;
-  return words - 1;
-}
 
 void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   const bool last = c.last();
   w.set("Header[0].TID", c.index);
   w.set("Header[0].LNID", last && c.plan.tasks.size() > 1);
   w.set("Header[0].EON", last);
-  w.set("Header[1].NextSize", last ? 0 : task_words_minus_one());
+  // The next task's words, minus 1 (v4.2.1: always 0x9c).
+  w.set("Header[1].NextSize",
+        last ? 0 : task_words(task_stream_layout(c.plan, c.plan.tasks[c.index + 1])) - 1);
   w.set("Header[2].LogEvents", last ? (c.plan.macos26() ? 0x42a : 0x422) : 0x400);
   w.set("Header[4].DebugLogEvents",
         ((c.t.compiler_copy ? 0x68 : 0xfff868) & ~(c.t.clears_debug_event_13 ? 0x2000u : 0u)) + (last ? 2 : 0));

@@ -9,6 +9,7 @@
 
 #include "ane/compiler.h"
 #include "ane/network.h"
+#include "ane/task.h"
 
 namespace ane::compiler {
 
@@ -114,6 +115,15 @@ uint64_t widest_l2_row(const Plan& plan, const TaskPlan& task);
 // of at most 64 values on taller tensors) and everything fits L2's address
 // fields (lower_l2.cpp).
 bool kept_fits(const Plan& plan, size_t reader);
+
+// The streams a task is written in (container.cpp): v4.2.1's layout, every
+// block whole; macOS 26 writes the kernel-DMA block of a task that reads no
+// kernel data as two streams, leaving out its 32 lane words 0x1F848 -
+// 0x1F8C4 (every record: element-wise, relu, reductions; tables and
+// convolutions keep the whole block).
+std::vector<RegisterStream> task_stream_layout(const Plan& plan, const TaskPlan& task);
+// Words of a task written in `layout`: the header and each stream's.
+uint32_t task_words(const std::vector<RegisterStream>& layout);
 
 // Register images of one task (lower_*.cpp). `kbase` is the task's offset of
 // kernel data inside __const.
