@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "ane/anec.h"
 #include "ane/compiler.h"
 #include "ane/mil.h"
 #include "ane/mil_network.h"
@@ -187,14 +188,17 @@ void expect_profiles_run_alike(const Network& net, uint32_t seed) {
 }
 
 // Apple's task against ours, field by field outside the version fields.
-void expect_apple_fields(const oracle::Fixture& f, const CompiledProgram& built, bool reduction) {
+void expect_apple_fields(const oracle::Fixture& f, const CompiledProgram& built, bool reduction,
+                         bool copy = false) {
   auto apple = parse_program(oracle::anec_image(f, Bytes(f.constant_size, 0)), f.name + ".anec");
   ASSERT_TRUE(apple.ok()) << apple.error().str();
   ASSERT_EQ(apple->tasks.size(), 1u);
   ASSERT_EQ(built.tasks.size(), 1u);
   size_t compared = 0;
   for (const FieldInfo& fi : RegisterDatabase::h13().fields()) {
-    if (oracle::version_field(fi.name) || (reduction && oracle::reduction_version_field(fi.name))) continue;
+    if (oracle::version_field(fi.name) || (reduction && oracle::reduction_version_field(fi.name)) ||
+        (copy && oracle::passthrough_version_field(fi.name)))
+      continue;
     ++compared;
     EXPECT_EQ(built.tasks[0].regs.get(fi), apple->tasks[0].regs.get(fi)) << f.name << ": " << fi.name;
   }
@@ -285,6 +289,54 @@ TEST_P(MilConvRecord, CompilesAsItsPlistAndAsApple) {
 INSTANTIATE_TEST_SUITE_P(Records, MilConvRecord, ::testing::ValuesIn(records_with_mil(kOracles + "conv")),
                          oracle::test_name);
 
+// Apple's single task (the record's words; a reduction reads no kernel, so
+// the zero section stands for Apple's) and hwx-build's macos26 program on the
+// same input: the same bits.
+void expect_runs_as_apple(const oracle::Fixture& f, const Network& net) {
+  auto built = compile_with_ident(net, CompilerProfile::Macos26);
+  ASSERT_TRUE(built.ok()) << built.error().str();
+  const Bytes image = oracle::anec_image(f, Bytes(f.constant_size, 0));
+  auto decoded = parse_program(image, f.name + ".anec");
+  ASSERT_TRUE(decoded.ok()) << decoded.error().str();
+  const auto& db = RegisterDatabase::h13();
+  AnecDescriptor d;
+  d.source = f.file;
+  for (const auto& x : f.tensors) {
+    AnecTensor a;
+    a.name = x.binding == 1 ? "x" : "y";
+    a.direction = x.binding == 1 ? BufferDirection::Input : BufferDirection::Output;
+    a.slot = static_cast<int>(decoded->tasks.front().regs.get(*db.find(x.binding == 1 ? "Header[8].RBase0"
+                                                                                         : "Header[8].WBase")));
+    a.nchw = x.shape;
+    a.strides = x.strides;
+    d.tensors.push_back(a);
+  }
+  auto theirs = read_anec(image, f.name + ".anec", &d);
+  ASSERT_TRUE(theirs.ok()) << theirs.error().str();
+  auto ours = parse_program(built->bytes, "macos26.hwx");
+  ASSERT_TRUE(ours.ok());
+  auto sa = sim::Simulator::create(*theirs);
+  auto sb = sim::Simulator::create(*ours);
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  sim::Tensor x;
+  const auto shape = f.tensors.at(0).shape;
+  x.nchw = {static_cast<uint32_t>(shape[0]), static_cast<uint32_t>(shape[1]), static_cast<uint32_t>(shape[2]),
+            static_cast<uint32_t>(shape[3])};
+  uint32_t state = 29;
+  for (size_t i = 0; i < x.elements(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    x.data.push_back(float_to_fp16(static_cast<float>(state >> 8) / 16777216.0f * 8 - 4));
+  }
+  ASSERT_TRUE(sa->set_input("x", x).ok());
+  ASSERT_TRUE(sb->set_input(net.inputs.at(0).name, x).ok());
+  ASSERT_TRUE(sa->run().ok());
+  ASSERT_TRUE(sb->run().ok());
+  auto ya = sa->read_buffer("y");
+  auto yb = sb->read_buffer(net.outputs.at(0).name);
+  ASSERT_TRUE(ya.ok() && yb.ok());
+  EXPECT_EQ(yb->data, ya->data) << f.name;
+}
+
 class MilReduceRecord : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MilReduceRecord, CompilesOrIsRefusedByName) {
@@ -297,9 +349,13 @@ TEST_P(MilReduceRecord, CompilesOrIsRefusedByName) {
   Expected<CompiledProgram> built = net ? compile_with_ident(*net) : Expected<CompiledProgram>(net.error());
   const auto axes = f->param_list("axes");
   const auto shape = f->param_list("shape");
-  const bool channel = std::find(axes.begin(), axes.end(), 1) != axes.end();
+  // Channels of 1x1 planes are reduced as the rows of one plane (compiler.md).
+  const bool channels_of_points = axes == std::vector<uint64_t>{1} &&
+                                  ((shape[2] == 1 && shape[3] == 1 && f->params.at("operation") != "reduce_max") ||
+                                   shape[1] == 1);  // one channel: a copy
+  const bool channel = std::find(axes.begin(), axes.end(), 1) != axes.end() && !channels_of_points;
   const bool plane = axes == std::vector<uint64_t>{2, 3} || (axes == std::vector<uint64_t>{3} && shape[2] == 1) ||
-                     (axes == std::vector<uint64_t>{2} && shape[3] == 1);
+                     (axes == std::vector<uint64_t>{2} && shape[3] == 1) || channels_of_points;
   std::array<uint64_t, 4> kept{shape[0], shape[1], shape[2], shape[3]};
   for (uint64_t a : axes) kept[a] = 1;
   const bool kept_layout = f->tensors.at(1).shape == kept;
@@ -319,9 +375,11 @@ TEST_P(MilReduceRecord, CompilesOrIsRefusedByName) {
     std::cout << "[ folded   ] " << f->name << ": Apple reads the plane in other rows\n";
     return;
   }
-  expect_apple_fields(*f, *built, true);
+  // Over one channel the reduction is a copy, a pass-through task.
+  expect_apple_fields(*f, *built, true, channels_of_points && shape[1] == 1);
   expect_macos26_fields(*f, *net);
   expect_profiles_run_alike(*net, 11);
+  expect_runs_as_apple(*f, *net);
 }
 
 INSTANTIATE_TEST_SUITE_P(Records, MilReduceRecord, ::testing::ValuesIn(records_with_mil(kOracles + "reduce")),

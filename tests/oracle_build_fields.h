@@ -44,6 +44,12 @@ inline bool reduction_version_field(const std::string& name) {
   return name.rfind("KernelDMASrc.", 0) == 0 || name == "TileDMASrc.Src2DMAConfig.CacheHint";
 }
 
+// A neural-engine pass-through (a copy): macOS 26 writes its kernel format
+// and binary point as a convolution's (2 and 28), v4.2.1 writes 0.
+inline bool passthrough_version_field(const std::string& name) {
+  return name == "NE.KernelCfg.KernelFmt" || name == "NE.MACCfg.BinaryPoint";
+}
+
 inline bool version_field(const std::string& name) {
   for (const auto& [prefix, why] : version_fields())
     if (name.rfind(prefix, 0) == 0) return true;

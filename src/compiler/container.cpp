@@ -150,7 +150,7 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
   std::vector<Buffer> buffers;
   auto find_tensor = [&](Tensor::Home home, size_t k) -> const Tensor* {
     for (const auto& t : plan.tensors)
-      if (t.home == home && t.buffer == static_cast<int>(k)) return &t;
+      if (t.home == home && t.buffer == static_cast<int>(k) && t.view_of < 0) return &t;
     return nullptr;
   };
   for (size_t j = 0; j < net.inputs.size(); ++j) buffers.push_back({find_tensor(Tensor::Home::Input, j), false});

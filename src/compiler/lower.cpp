@@ -174,8 +174,9 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     // 1 for 2-64 output channels, 0 for 512 (the rule between is not known);
     // macOS 26: 0 (all 67 convolution records).
     w.set("Common.Cfg.AccDoubleBufEn", !c.plan.macos26() && cout < 512);
-  } else if (c.plan.macos26() && s.w == 1 && s.h == 1) {
-    // macOS 26 on one-value planes (all 18 unary records): no hints.
+  } else if (c.plan.macos26() && s.h == 1) {
+    // macOS 26 on one-row planes (the 20 unary records at 1x1, the copies of
+    // reduce_probe_*_ax1_1x1x1x64 and _x512 at 1x64 and 1x512): no hints.
     for (const char* f : {"Common.Cfg.ShPref", "Common.Cfg.ShMin", "Common.Cfg.ShMax", "Common.Cfg.AccDoubleBufEn"})
       w.set(f, 0);
   } else {
@@ -200,13 +201,14 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels, uint32_t grou
   w.dma("TileDMASrc.BaseAddr.Addr", s.offset);
   w.dma("TileDMASrc.RowStride.Stride", s.row_stride);
   w.dma("TileDMASrc.PlaneStride.PlaneStride", s.plane_stride);
-  w.dma("TileDMASrc.DepthStride.Stride", uint64_t{channels} * s.plane_stride);
+  const uint64_t depth = s.depth_stride ? s.depth_stride : uint64_t{channels} * s.plane_stride;
+  w.dma("TileDMASrc.DepthStride.Stride", depth);
   // Groups of a grouped convolution follow each other (records: Cin/groups
   // planes); macOS 26 writes the whole tensor for one group.
   if (group_channels != channels)
     w.dma("TileDMASrc.GroupStride.Stride", uint64_t{group_channels} * s.plane_stride);
   else if (c.plan.macos26())
-    w.dma("TileDMASrc.GroupStride.Stride", uint64_t{channels} * s.plane_stride);
+    w.dma("TileDMASrc.GroupStride.Stride", depth);
   tensor_format(w, "TileDMASrc.Fmt");
   if (c.source2_by_dma()) {
     const Tensor& b = c.plan.tensors[c.t.src2];

@@ -204,7 +204,7 @@ Status Planner::place_scratch() {
                             plan_.tensors[order[0]].name, plan_.tensors[order[1]].name));
   }
   for (size_t i = 0; i < plan_.tensors.size(); ++i)
-    if (plan_.tensors[i].home == Tensor::Home::Scratch &&
+    if (plan_.tensors[i].home == Tensor::Home::Scratch && plan_.tensors[i].view_of < 0 &&
         std::find(order.begin(), order.end(), static_cast<int>(i)) == order.end())
       order.push_back(static_cast<int>(i));
   uint64_t off = 0;
@@ -213,6 +213,12 @@ Status Planner::place_scratch() {
     off = roundup(off + plan_.tensors[i].bytes(), 64);
   }
   plan_.scratch_bytes = off;
+  // A view names its tensor's bytes.
+  for (auto& t : plan_.tensors)
+    if (t.view_of >= 0) {
+      t.offset = plan_.tensors[t.view_of].offset;
+      t.slot = plan_.tensors[t.view_of].slot;
+    }
   return Ok{};
 }
 

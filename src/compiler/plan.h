@@ -32,6 +32,8 @@ struct Tensor {
   // it from there (Planner::chain_through_l2); no memory, no slot.
   enum class Home { Input, Output, Scratch, L2 } home = Home::Scratch;
   int buffer = -1;      // index into Network::inputs / outputs
+  int view_of = -1;     // another tensor's bytes seen in other dims (no memory of its own)
+  uint64_t depth_stride = 0;  // a view's tile-DMA depth (0: C x plane stride)
   int slot = -1;        // base-address slot
   uint64_t offset = 0;  // inside the slot (scratch tensors)
 

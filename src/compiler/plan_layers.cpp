@@ -521,16 +521,59 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
   const auto& p = std::get<ReductionParams>(l.params);
   auto src = single_source(l);
   if (!src) return src.error();
-  const Tensor in = plan_.tensors[*src];
-  bool h = false, w = false;
+  Tensor in = plan_.tensors[*src];
+  bool h = false, w = false, c = false;
   for (const auto& d : p.dimensions) {
     if (d == "Height") h = true;
     else if (d == "Width") w = true;
+    else if (d == "Channel") c = true;
     else
+      return fail(l.at("Params.Dimension"), fmt::format("unsupported: a reduction over '{}'", d));
+  }
+  if (c && !h && !w && in.c == 1) {
+    // Over one channel every reduction is the value itself: a compiler copy
+    // (records reduce_probe_{mean,sum}_ax1_1x1x1x*: one neural-engine copy, DebugLogEvents 0x68).
+    if (auto ch = check_channels(l, in.c); !ch) return ch;
+    auto dst = result_tensor(l, in.c, in.h, in.w);
+    if (!dst) return dst.error();
+    TaskPlan t;
+    t.kind = TaskKind::Pass;
+    t.unit = l.name;
+    t.src = *src;
+    t.dst = *dst;
+    t.compiler_copy = true;
+    ul.rule = fmt::format("{} over one channel: the value itself, one neural-engine copy task", p.op);
+    add_pass_notes(plan_.tensors[*dst], ul);
+    add_task(std::move(t), ul);
+    return Ok{};
+  }
+  if (c) {
+    // Channels of one-value planes are read as the rows of one plane, the
+    // channel stride the row stride, and reduced as that plane (records
+    // reduce_probe_*_ax1_1xCx1x1: one reduction task, Hin = C, Cin = 1).
+    if (p.op == "Max" || p.op == "Min")
+      return fail(l.at("Params.Type"),
+                  fmt::format("unsupported: a channel {} (Apple compiles it to a neural-engine task of another form "
+                              "(records reduce_probe_max_ax1_*), which hwx-run runs; sums and means over channels of "
+                              "1x1 planes compile)",
+                              p.op == "Max" ? "maximum" : "minimum"));
+    if (in.h != 1 || in.w != 1)
       return fail(l.at("Params.Dimension"),
-                  fmt::format("unsupported: a reduction over '{}' (hwx-build reduces H x W planes; Apple compiles "
-                              "channel reductions to other task forms, which hwx-run runs)",
-                              d));
+                  fmt::format("unsupported: a reduction over 'Channel' of {}x{} planes (hwx-build reduces H x W "
+                              "planes, and channels of 1x1 planes; Apple compiles the others to other task forms, "
+                              "which hwx-run runs)",
+                              in.h, in.w));
+    Tensor rows = in;
+    rows.name = in.name + "@rows";
+    rows.c = 1;
+    rows.h = in.c;
+    // The plane stride stays the channels', the depth the whole tensor (records: 64 bytes and C x 64).
+    rows.row_stride = in.plane_stride;
+    rows.depth_stride = uint64_t{in.c} * in.plane_stride;
+    rows.view_of = *src;
+    in = rows;
+    src = add_tensor(std::move(rows));
+    h = true;
   }
   // The engine reduces whole planes: both axes, or the only one longer than 1.
   if (!((h && w) || (w && in.h == 1) || (h && in.w == 1)))
@@ -558,6 +601,10 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
   ul.rule = fmt::format("{} over each {}x{} plane: one planar-engine reduction task (TaskType 5{})", p.op, in.h, in.w,
                         p.op == "Avg" ? fmt::format(", FinalScale 1/{}", n) : "");
   ul.notes.push_back("reduction task registers follow macOS 26 records (v4.2.1 has no reduction sample)");
+  if (c)
+    ul.notes.push_back(fmt::format("the {} channels of 1x1 planes are read as the rows of one plane (records "
+                                   "reduce_probe_*_ax1_1xCx1x1)",
+                                   in.h));
   add_task(std::move(t), ul);
   return Ok{};
 }
