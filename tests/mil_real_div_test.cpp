@@ -257,6 +257,39 @@ TEST(MilRealDiv, FollowsTheQuotient) {
   }
 }
 
+// A table task's result that another task also reads (here through a view:
+// a channel sum reads its channels as rows) is not kept in L2: both readers
+// get it from memory, and both profiles compute the same bits.
+TEST(MilL2Chain, AResultWithAnotherReaderGoesThroughMemory) {
+  test::TempDir dir;
+  test::write_text(dir.file("model.mil"),
+                   "program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 64, 1, 1]> x, tensor<fp16, [1, 64, 1, 1]> z) {\n"
+                   "    tensor<fp16, [1, 64, 1, 1]> r = inverse(x = z)[name = string(\"r\")];\n"
+                   "    tensor<fp16, [1, 64, 1, 1]> y = mul(x = x, y = r)[name = string(\"y\")];\n"
+                   "    tensor<int32, [1]> ax = const()[name = string(\"ax\"), val = tensor<int32, [1]>([1])];\n"
+                   "    bool kd = const()[name = string(\"kd\"), val = bool(true)];\n"
+                   "    tensor<fp16, [1, 1, 1, 1]> s = reduce_sum(x = r, axes = ax, keep_dims = kd)[name = string(\"s\")];\n"
+                   "  } -> (y, s);\n}\n");
+  auto net = load_model(dir.file("model.mil"));
+  ASSERT_TRUE(net.ok()) << net.error().str();
+  auto macos26 = compile(*net, CompilerProfile::Macos26);
+  auto v421 = compile(*net, CompilerProfile::V421);
+  ASSERT_TRUE(macos26.ok()) << macos26.error().str();
+  ASSERT_TRUE(v421.ok()) << v421.error().str();
+  ASSERT_EQ(macos26->tasks.size(), 3u);
+  EXPECT_EQ(macos26->tasks[0].regs.get(*RegisterDatabase::h13().find("Header[8].WBE")), 1u);
+  auto pa = parse_program(macos26->bytes, "a.hwx");
+  auto pb = parse_program(v421->bytes, "b.hwx");
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  const sim::Tensor x = random_tensor({1, 64, 1, 1}, 1, 0.0f, 4.0f);
+  const sim::Tensor z = random_tensor({1, 64, 1, 1}, 2, 0.25f, 4.0f);
+  for (const char* out : {"y@output", "s@output"}) {
+    const auto a = run(*pa, x, z, out), b = run(*pb, x, z, out);
+    ASSERT_FALSE(a.empty());
+    EXPECT_EQ(a, b) << out;
+  }
+}
+
 TEST(MilRealDiv, RefusesWhatTheRecordsDoNotShow) {
   auto refusal = [](const std::string& body) {
     test::TempDir dir;

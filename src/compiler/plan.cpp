@@ -39,8 +39,12 @@ void Planner::chain_through_l2() {
     if (b.src2 != a.dst || b.src == a.dst) continue;
     Tensor& t = plan_.tensors[a.dst];
     if (t.home != Tensor::Home::Scratch) continue;
+    // Readers of its bytes, through views too (a channel reduction's rows).
+    auto names = [&](int tensor) {
+      return tensor >= 0 && (tensor == a.dst || plan_.tensors[tensor].view_of == a.dst);
+    };
     const auto readers = std::count_if(plan_.tasks.begin(), plan_.tasks.end(), [&](const TaskPlan& r) {
-      return r.src == a.dst || r.src2 == a.dst;
+      return names(r.src) || names(r.src2);
     });
     if (readers != 1) continue;
     t.home = Tensor::Home::L2;
