@@ -380,16 +380,23 @@ Status Planner::plan_reshape(const Layer& l, UnitLowering& ul) {
                 fmt::format("unsupported reshape of {}x{}x{} (C x H x W) to {}x{}x{} (batch {}, depth {}): only a "
                             "reshape that keeps the shape is known",
                             in.c, in.h, in.w, p.channels, p.height, p.width, p.batch, p.depth));
+  return plan_copy(l, *src, "reshape that keeps the shape: one neural-engine copy task", ul);
+}
+
+// One neural-engine copy of tensor `src` into the unit's result (Reshape;
+// a reduction over one channel): DebugLogEvents 0x68, a compiler copy.
+Status Planner::plan_copy(const Layer& l, int src, const std::string& rule, UnitLowering& ul) {
+  const Tensor in = plan_.tensors[src];
   if (auto c = check_channels(l, in.c); !c) return c;
   auto dst = result_tensor(l, in.c, in.h, in.w);
   if (!dst) return dst.error();
   TaskPlan t;
   t.kind = TaskKind::Pass;
   t.unit = l.name;
-  t.src = *src;
+  t.src = src;
   t.dst = *dst;
   t.compiler_copy = true;
-  ul.rule = "reshape that keeps the shape: one neural-engine copy task";
+  ul.rule = rule;
   add_pass_notes(plan_.tensors[*dst], ul);
   add_task(std::move(t), ul);
   return Ok{};
@@ -533,19 +540,8 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
   if (c && !h && !w && in.c == 1) {
     // Over one channel every reduction is the value itself: a compiler copy
     // (records reduce_probe_{mean,sum}_ax1_1x1x1x*: one neural-engine copy, DebugLogEvents 0x68).
-    if (auto ch = check_channels(l, in.c); !ch) return ch;
-    auto dst = result_tensor(l, in.c, in.h, in.w);
-    if (!dst) return dst.error();
-    TaskPlan t;
-    t.kind = TaskKind::Pass;
-    t.unit = l.name;
-    t.src = *src;
-    t.dst = *dst;
-    t.compiler_copy = true;
-    ul.rule = fmt::format("{} over one channel: the value itself, one neural-engine copy task", p.op);
-    add_pass_notes(plan_.tensors[*dst], ul);
-    add_task(std::move(t), ul);
-    return Ok{};
+    return plan_copy(l, *src, fmt::format("{} over one channel: the value itself, one neural-engine copy task", p.op),
+                     ul);
   }
   if (c) {
     // Channels of one-value planes are read as the rows of one plane, the

@@ -61,6 +61,7 @@ class Planner {
   void add_pass_notes(const Tensor& t, UnitLowering& ul);
   Status plan_concat(const Layer& l, UnitLowering& ul);
   Status plan_reshape(const Layer& l, UnitLowering& ul);
+  Status plan_copy(const Layer& l, int src, const std::string& rule, UnitLowering& ul);
   Status plan_elementwise(const Layer& l, UnitLowering& ul);
   Status plan_scalar_elementwise(const Layer& l, const ElementWiseParams& p, UnitLowering& ul);
   Status plan_reduction(const Layer& l, UnitLowering& ul);

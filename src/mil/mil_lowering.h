@@ -108,6 +108,9 @@ class Lowering {
     Surface surface;
   };
 
+  // x and y of a binary op: computed tensors of one shape (no broadcasting).
+  Expected<std::pair<TensorValue, TensorValue>> same_shape_operands(const Operation& op) const;
+
   // A computed tensor (an input or an op's result), by argument name.
   Expected<TensorValue> tensor(const Operation& op, std::string_view argument) const {
     const mil::Argument* a = op.argument(argument);

@@ -127,6 +127,19 @@ Expected<std::optional<uint16_t>> Lowering::scalar_constant(const Operation& op,
   return std::optional<uint16_t>{h};
 }
 
+Expected<std::pair<Lowering::TensorValue, Lowering::TensorValue>> Lowering::same_shape_operands(
+    const Operation& op) const {
+  auto a = tensor(op, "x");
+  if (!a) return a.error();
+  auto b = tensor(op, "y");
+  if (!b) return b.error();
+  if (a->type.shape != b->type.shape)
+    return fail(op, "y",
+                fmt::format("y is {} and x is {}: broadcasting is not supported", mil::type_text(b->type),
+                            mil::type_text(a->type)));
+  return std::pair{*a, *b};
+}
+
 Status Lowering::lower_elementwise(const Operation& op, const std::string& type) {
   // A scalar constant: y, or x of a commutative op (all but Sub).
   auto cy = scalar_constant(op, "y");
@@ -151,20 +164,15 @@ Status Lowering::lower_elementwise(const Operation& op, const std::string& type)
     l.params = e;
     return add_unit(op, std::move(l), t->surface, t->type.shape);
   }
-  auto a = tensor(op, "x");
-  if (!a) return a.error();
-  auto b = tensor(op, "y");
-  if (!b) return b.error();
-  if (a->type.shape != b->type.shape)
-    return fail(op, "y",
-                fmt::format("y is {} and x is {}: broadcasting is not supported", mil::type_text(b->type),
-                            mil::type_text(a->type)));
+  auto ab = same_shape_operands(op);
+  if (!ab) return ab.error();
+  const auto& [a, b] = *ab;
   Layer l = unit(op, op.result, "ElementWise", {{"Bottom", "x"}});
-  l.bottoms = {a->unit, b->unit};
+  l.bottoms = {a.unit, b.unit};
   ElementWiseParams e;
   e.op = type;
   l.params = e;
-  return add_unit(op, std::move(l), a->surface, a->type.shape);
+  return add_unit(op, std::move(l), a.surface, a.type.shape);
 }
 
 // real_div(x, y) = x * (1 / y), as Apple compiles it (records
@@ -179,28 +187,23 @@ Status Lowering::lower_real_div(const Operation& op) {
       return fail(op, argument, "a constant operand of real_div is not supported (the records compiled so far "
                                 "divide two computed tensors)");
   }
-  auto a = tensor(op, "x");
-  if (!a) return a.error();
-  auto b = tensor(op, "y");
-  if (!b) return b.error();
-  if (a->type.shape != b->type.shape)
-    return fail(op, "y",
-                fmt::format("y is {} and x is {}: broadcasting is not supported", mil::type_text(b->type),
-                            mil::type_text(a->type)));
+  auto ab = same_shape_operands(op);
+  if (!ab) return ab.error();
+  const auto& [a, b] = *ab;
   const std::string reciprocal = op.result + "@reciprocal";
   Layer r = unit(op, reciprocal, "Neuron", {{"Bottom", "y"}, {"Params.Type", ""}});
-  r.bottoms = {b->unit};
+  r.bottoms = {b.unit};
   NeuronParams n;
   n.type = "Inv";
   r.params = n;
   if (auto st = claim_unit_name(op, reciprocal); !st) return st;
   net_.units.push_back(std::move(r));
   Layer l = unit(op, op.result, "ElementWise", {{"Bottom", "x"}});
-  l.bottoms = {a->unit, reciprocal};
+  l.bottoms = {a.unit, reciprocal};
   ElementWiseParams e;
   e.op = "Mul";
   l.params = e;
-  return add_unit(op, std::move(l), a->surface, a->type.shape);
+  return add_unit(op, std::move(l), a.surface, a.type.shape);
 }
 
 Status Lowering::lower_concat(const Operation& op) {
