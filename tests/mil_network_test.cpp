@@ -350,9 +350,11 @@ TEST_P(MilReduceRecord, CompilesOrIsRefusedByName) {
   const auto axes = f->param_list("axes");
   const auto shape = f->param_list("shape");
   // Channels of 1x1 planes are reduced as the rows of one plane (compiler.md).
+  // Over channels: a maximum (one neural-engine task), sums and means of 1x1
+  // planes, and anything over one channel (a copy) compile.
   const bool channels_of_points = axes == std::vector<uint64_t>{1} &&
-                                  ((shape[2] == 1 && shape[3] == 1 && f->params.at("operation") != "reduce_max") ||
-                                   shape[1] == 1);  // one channel: a copy
+                                  ((shape[2] == 1 && shape[3] == 1) || shape[1] == 1 ||
+                                   f->params.at("operation") == "reduce_max");
   const bool channel = std::find(axes.begin(), axes.end(), 1) != axes.end() && !channels_of_points;
   const bool plane = axes == std::vector<uint64_t>{2, 3} || (axes == std::vector<uint64_t>{3} && shape[2] == 1) ||
                      (axes == std::vector<uint64_t>{2} && shape[3] == 1) || channels_of_points;
@@ -375,8 +377,10 @@ TEST_P(MilReduceRecord, CompilesOrIsRefusedByName) {
     std::cout << "[ folded   ] " << f->name << ": Apple reads the plane in other rows\n";
     return;
   }
-  // Over one channel the reduction is a copy, a pass-through task.
-  expect_apple_fields(*f, *built, true, channels_of_points && shape[1] == 1);
+  // Over one channel the reduction is a copy, and a channel maximum a
+  // pass-through task too: macOS 26 writes their kernel format.
+  expect_apple_fields(*f, *built, true,
+                      channels_of_points && (shape[1] == 1 || f->params.at("operation") == "reduce_max"));
   expect_macos26_fields(*f, *net);
   expect_profiles_run_alike(*net, 11);
   expect_runs_as_apple(*f, *net);

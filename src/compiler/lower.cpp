@@ -127,7 +127,8 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.ConvCfg.OCGSize", c.t.ocg_size);
   w.word("Common.Unk00020.Value", 0x2041);
   w.set("Common.GroupConvCfg.NumGroups", conv ? c.t.groups : 1);
-  w.set("Common.GroupConvCfg.UnicastCin", 1);
+  // A channel maximum unicasts every input channel (records reduce_probe_max_ax1_*: C).
+  w.set("Common.GroupConvCfg.UnicastCin", c.t.channel_max ? cin : 1);
   w.set("Common.GroupConvCfg.UnicastEn", c.t.kind == TaskKind::Pass || (conv && c.t.depthwise));
   // One tile of the whole output (v4.2.1 samples: 1 row; records: Hout),
   // but planar-engine blocks on taller tensors.
@@ -179,6 +180,10 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     // reduce_probe_*_ax1_1x1x1x64 and _x512 at 1x64 and 1x512): no hints.
     for (const char* f : {"Common.Cfg.ShPref", "Common.Cfg.ShMin", "Common.Cfg.ShMax", "Common.Cfg.AccDoubleBufEn"})
       w.set(f, 0);
+  } else if (c.plan.macos26()) {
+    // macOS 26 on taller planes: ShMax 3 alone (records binary_real_div_* task 0,
+    // reduce_max_axes_1 and reduce_probe_max_ax1_1x128x16x16, 8x8 and 16x16).
+    w.set("Common.Cfg.ShMax", 3);
   } else {
     w.set("Common.Cfg.ShPref", 1);
     // 1 at widths 1 and 16, 0 at 77 (one row); 1 on eiln's 2560 x 1600 (a 128-byte strip).
@@ -266,6 +271,8 @@ void neural_engine(ImageWriter& w, const Ctx& c) {
       w.set("NE.MACCfg.OpMode", 0);  // the accumulator adds AccBias, no kernel multiply
       w.set("NE.AccBias.AccBias", *c.t.acc_bias);
       if (c.plan.macos26()) w.set("Common.DPE.Category", 1);  // record unary_rsqrt_*
+    } else if (c.t.channel_max) {
+      w.set("NE.MACCfg.OpMode", 3);  // the maximum over the input channels (records reduce_probe_max_ax1_*)
     } else {
       w.set("NE.MACCfg.OpMode", 4);  // pass-through: no multiply-accumulate
     }
@@ -307,9 +314,10 @@ Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t 
   ImageWriter w;
   const uint32_t channels = c.src().c;  // pass and planar tasks: Cin = Cout = the source's channels
   const bool conv = c.t.kind == TaskKind::Conv;
-  // Convolutions: the registers hold one group's channels (depthwise: all).
+  // Convolutions: the registers hold one group's channels (depthwise: all);
+  // a channel maximum makes one channel.
   const uint32_t cin = conv ? c.t.group_cin() : channels;
-  const uint32_t cout = conv ? c.t.group_cout() : channels;
+  const uint32_t cout = conv ? c.t.group_cout() : c.t.channel_max ? 1 : channels;
   const uint32_t engines = c.planar() || c.reduce() ? 0 : engines_for(conv && c.t.depthwise ? c.t.cout : cout);
   header(w, c, engines);
   kernel_dma(w, c);

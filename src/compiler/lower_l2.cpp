@@ -86,7 +86,11 @@ void kept_source2(ImageWriter& w, const KeptLayout& k) {
 void l2_tall(ImageWriter& w, const Ctx& c, uint32_t channels) {
   const bool alias = !c.t.concat_last_piece;
   const Strips st = tall_strips(c.src(), c.planar());
-  const uint64_t row = tall_row(st, c.planar(), channels);
+  uint64_t row = tall_row(st, c.planar(), channels);
+  // macOS 26 pads a neural-engine source row by 0x30 from 0x400 bytes, as a
+  // convolution's (records binary_real_div_* task 0: 0x430, 0x1030;
+  // reduce_probe_max_ax1_*).
+  if (c.plan.macos26() && !c.planar()) row += l2_pad(row, 0x30);
   const auto kept = kept_here(c);
   const uint64_t base = kept ? kept->size() : 0;
   // A reader of a kept result: the planar aliases off on both sides, and the
@@ -202,6 +206,8 @@ FlatRows flat_rows(const Ctx& c, uint32_t channels) {
 }
 
 void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
+  // A channel maximum pads with L2Cfg.PaddingMode 1 (records reduce_probe_max_ax1_*, eiln softmax's max).
+  if (c.t.channel_max) w.set("L2.L2Cfg.PaddingMode", 1);
   if (c.tall()) return l2_tall(w, c, channels);
   const Tensor& s = c.src();
   const uint64_t cs = s.l2_channel_stride();

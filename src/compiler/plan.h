@@ -82,6 +82,7 @@ struct TaskPlan {
   uint16_t pre_scale = 0x3c00;       // PE.PreScale on the first source (Sub: -1)
   bool subtract_second = false;      // PE.Cfg.SecSrc 3: a - b (macOS 26's sub)
   bool absolute = false;             // PE.Cfg.Cond: |y| (PlanarAffine: abs)
+  bool channel_max = false;          // Pass: the maximum over the input channels into one (MACCfg.OpMode 3)
   bool reduce_max = false;           // PlanarReduce: max (else sum)
   uint32_t final_scale = 0x3f800000; // PlanarReduce: fp32 1/N for a mean
 

@@ -543,16 +543,30 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
     return plan_copy(l, *src, fmt::format("{} over one channel: the value itself, one neural-engine copy task", p.op),
                      ul);
   }
+  if (c && !h && !w && p.op == "Max") {
+    // The maximum over channels: one neural-engine task from C channels into
+    // one, MACCfg.OpMode 3 with every channel unicast (records
+    // reduce_probe_max_ax1_* and reduce_max_axes_1, 1x1 to 16x16 planes).
+    if (auto ch = check_channels(l, in.c); !ch) return ch;
+    auto dst = result_tensor(l, 1, in.h, in.w);
+    if (!dst) return dst.error();
+    TaskPlan t;
+    t.kind = TaskKind::Pass;
+    t.unit = l.name;
+    t.src = *src;
+    t.dst = *dst;
+    t.channel_max = true;
+    ul.rule = fmt::format("Max over {} channels: one neural-engine task into one channel (MACCfg.OpMode 3)", in.c);
+    add_pass_notes(plan_.tensors[*dst], ul);
+    add_task(std::move(t), ul);
+    return Ok{};
+  }
   if (c) {
     // Channels of one-value planes are read as the rows of one plane, the
     // channel stride the row stride, and reduced as that plane (records
     // reduce_probe_*_ax1_1xCx1x1: one reduction task, Hin = C, Cin = 1).
-    if (p.op == "Max" || p.op == "Min")
-      return fail(l.at("Params.Type"),
-                  fmt::format("unsupported: a channel {} (Apple compiles it to a neural-engine task of another form "
-                              "(records reduce_probe_max_ax1_*), which hwx-run runs; sums and means over channels of "
-                              "1x1 planes compile)",
-                              p.op == "Max" ? "maximum" : "minimum"));
+    if (p.op == "Min")
+      return fail(l.at("Params.Type"), "unsupported: a channel minimum (no record shows Apple's form)");
     if (in.h != 1 || in.w != 1)
       return fail(l.at("Params.Dimension"),
                   fmt::format("unsupported: a reduction over 'Channel' of {}x{} planes (hwx-build reduces H x W "
