@@ -124,9 +124,12 @@ std::vector<uint64_t> kernel_bases(const Plan& plan) {
 Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const std::vector<RegisterImage>& images,
                                      const std::string& ident) {
   // ---- __TEXT: tasks, then kernel data at the next 64-byte boundary ----------------------
+  std::vector<std::vector<RegisterStream>> layouts;
   std::vector<Bytes> encoded;
-  for (size_t i = 0; i < images.size(); ++i)
-    encoded.push_back(encode_task(images[i], task_stream_layout(plan, plan.tasks[i])));
+  for (size_t i = 0; i < images.size(); ++i) {
+    layouts.push_back(task_stream_layout(plan, plan.tasks[i]));
+    encoded.push_back(encode_task(images[i], layouts.back()));
+  }
   const uint64_t text_size = (encoded.size() - 1) * kTaskStride + encoded.back().size();
   const uint64_t const_offset = roundup(text_size, 64);
   const std::vector<uint64_t> kbase = kernel_bases(plan);
@@ -173,9 +176,8 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
       const uint32_t addr = RegisterDatabase::h13()
                                 .find(fmt::format("KernelDMASrc.CoeffBaseAddr[{}].Addr", lane))
                                 ->address;
-      relocations.push_back({static_cast<int32_t>(i * kTaskStride +
-                                                  register_task_offset(task_stream_layout(plan, plan.tasks[i]), addr)),
-                             kRelocationInfo});
+      relocations.push_back(
+          {static_cast<int32_t>(i * kTaskStride + register_task_offset(layouts[i], addr)), kRelocationInfo});
     }
   const bool relocated = !relocations.empty();
 

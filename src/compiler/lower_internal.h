@@ -70,7 +70,7 @@ struct Ctx {
     return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul || t.kind == TaskKind::PlanarMax ||
            t.kind == TaskKind::PlanarMin || t.kind == TaskKind::PlanarAffine;
   }
-  bool two_sources() const { return planar() && t.kind != TaskKind::PlanarAffine; }
+  bool two_sources() const { return t.two_source_planar(); }
   // The result stays in L2 for the next task (Tensor::Home::L2): no tile DMA out.
   bool result_in_l2() const { return dst().home == Tensor::Home::L2; }
   // The second operand is the task before's result, kept in L2.

@@ -235,10 +235,9 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
     w.word("L2.Unk04840.Value", static_cast<uint32_t>(out_row));
     w.word("L2.Unk04844.Value", static_cast<uint32_t>(out_row));
   } else if (c.source2_in_l2()) {
-    const KeptLayout k = kept_layout(c);
-    kept_source2(w, k);
+    kept_source2(w, *kept);
     l2_cfg(w, "ResultCfg", false, true, false);
-    w.l2("L2.ResultBase.Addr", k.size() + rows.source);
+    w.l2("L2.ResultBase.Addr", kept->size() + rows.source);
   } else if (c.two_sources()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();

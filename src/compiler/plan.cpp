@@ -28,14 +28,10 @@ Expected<Plan> Planner::run() {
 // left as it was: no plist sample of it shows such a pair.
 void Planner::chain_through_l2() {
   if (!plan_.macos26()) return;
-  auto two_sources = [](const TaskPlan& t) {
-    return t.kind == TaskKind::PlanarAdd || t.kind == TaskKind::PlanarMul || t.kind == TaskKind::PlanarMax ||
-           t.kind == TaskKind::PlanarMin;
-  };
   for (size_t i = 0; i + 1 < plan_.tasks.size(); ++i) {
     const TaskPlan& a = plan_.tasks[i];
     const TaskPlan& b = plan_.tasks[i + 1];
-    if (a.kind != TaskKind::Pass || a.nonlinear != 2 || a.cols || b.cols || !two_sources(b)) continue;
+    if (a.kind != TaskKind::Pass || a.nonlinear != 2 || a.cols || b.cols || !b.two_source_planar()) continue;
     if (b.src2 != a.dst || b.src == a.dst) continue;
     Tensor& t = plan_.tensors[a.dst];
     if (t.home != Tensor::Home::Scratch) continue;
@@ -46,12 +42,8 @@ void Planner::chain_through_l2() {
     const auto readers = std::count_if(plan_.tasks.begin(), plan_.tasks.end(), [&](const TaskPlan& r) {
       return names(r.src) || names(r.src2);
     });
-    if (readers != 1) continue;
+    if (readers != 1 || !kept_fits(plan_, i + 1)) continue;
     t.home = Tensor::Home::L2;
-    if (!kept_fits(plan_, i + 1)) {
-      t.home = Tensor::Home::Scratch;
-      continue;
-    }
     t.slot = -1;
     for (auto& ul : plan_.lowering)
       if (ul.unit == a.unit)

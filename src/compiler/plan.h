@@ -87,6 +87,11 @@ struct TaskPlan {
   uint32_t final_scale = 0x3f800000; // PlanarReduce: fp32 1/N for a mean
 
   bool reads_kernel() const { return !kernel.empty() || kernel_owner >= 0; }
+  // An element-wise planar-engine task of two sources (not the one-source affine).
+  bool two_source_planar() const {
+    return kind == TaskKind::PlanarAdd || kind == TaskKind::PlanarMul || kind == TaskKind::PlanarMax ||
+           kind == TaskKind::PlanarMin;
+  }
 };
 
 // L2 row strides count 16-byte units in a 17-bit field (L2.SourceRowStride,
@@ -113,10 +118,10 @@ std::vector<uint64_t> kernel_bases(const Plan& plan);
 // would hold, in bytes (lower.cpp, from the same rules that write them).
 uint64_t widest_l2_row(const Plan& plan, const TaskPlan& task);
 
-// Whether task `reader`'s second operand, marked Tensor::Home::L2, can be
-// kept there: the neural engine's strips and the planar engine's agree (rows
-// of at most 64 values on taller tensors) and everything fits L2's address
-// fields (lower_l2.cpp).
+// Whether the second operand of task `reader` (a planar task) can be kept
+// in L2: the neural engine's strips and the planar engine's agree (rows of at
+// most 64 values on taller tensors) and everything fits L2's address fields
+// (lower_l2.cpp).
 bool kept_fits(const Plan& plan, size_t reader);
 
 // The streams a task is written in (container.cpp): v4.2.1's layout, every
