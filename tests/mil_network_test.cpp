@@ -373,8 +373,14 @@ TEST_P(MilReduceRecord, CompilesOrIsRefusedByName) {
   auto apple = parse_program(oracle::anec_image(*f, Bytes(f->constant_size, 0)), f->name + ".anec");
   ASSERT_TRUE(apple.ok());
   const auto* win = RegisterDatabase::h13().find("Common.InDim.Win");
-  if (apple->tasks.size() != 1 || apple->tasks[0].regs.get(*win) != built->tasks[0].regs.get(*win)) {
-    std::cout << "[ folded   ] " << f->name << ": Apple reads the plane in other rows\n";
+  ASSERT_EQ(apple->tasks.size(), 1u) << f->name;
+  if (apple->tasks[0].regs.get(*win) != built->tasks[0].regs.get(*win)) {
+    // macOS 26 reads a long row as 4 shorter rows, v4.2.1 (eiln's
+    // reductions over 1600 values) as one: the macos26 program is Apple's.
+    std::cout << "[ folded   ] " << f->name << ": Apple (and the macos26 profile) read the row as 4 rows\n";
+    expect_macos26_fields(*f, *net);
+    expect_profiles_run_alike(*net, 11);
+    expect_runs_as_apple(*f, *net);
     return;
   }
   // Over one channel the reduction is a copy, and a channel maximum a

@@ -28,6 +28,8 @@ inline const std::vector<std::pair<std::string, std::string>>& version_fields() 
       {"Common.Cfg.AccDoubleBufEn", "as ShPref"},
       {"Common.TileCfg.TileHeight", "rows per tile: a tiling choice for the L2 capacity (records split tall "
                                     "outputs, e.g. 240 of 375 rows)"},
+      {"Common.Unk0002C", "the planar engine's block on a taller plane, a tiling choice as TileHeight: macOS 26 "
+                          "holds at most 256 values (0x08 at 224 x 224), eiln's v4.2.1-era kernels 512 x 32 (0x59)"},
       {"TileDMASrc.GroupStride", "macOS 26 writes the whole tensor as the group stride of an ungrouped task, "
                                  "v4.2.1 writes 0"},
       {"TileDMADst.GroupStride", "as TileDMASrc.GroupStride"},

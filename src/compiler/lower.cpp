@@ -86,7 +86,9 @@ void kernel_dma(ImageWriter& w, const Ctx& c) {
   // 0x40 with kernel data, 0x60 with the zero-skipping form (records).
   if (c.t.reads_kernel()) w.word("KernelDMASrc.Unk1F800.Value", c.t.sparse ? 0x60 : 0x40);
   // Unused lanes: 0x40 bytes in v4.2.1; macOS 26 writes 0 on a relu (no table).
-  const uint64_t unused_size = c.planar() || (macos26 && (c.t.kind == TaskKind::Pass || c.reduce())) ? 0 : 0x40;
+  // A table read by fewer than 16 lanes leaves 0x40 in the others (record unary_sqrt_c1).
+  const bool no_table_pass = c.t.kind == TaskKind::Pass && !c.t.kernel_is_table;
+  const uint64_t unused_size = c.planar() || (macos26 && (no_table_pass || c.reduce())) ? 0 : 0x40;
   for (size_t i = 0; i < 16; ++i) {
     const bool used = i < c.t.lane_offsets.size();
     w.set(fmt::format("KernelDMASrc.CoeffDMAConfig[{}].En", i).c_str(), used);
@@ -132,10 +134,10 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.GroupConvCfg.UnicastEn", c.t.kind == TaskKind::Pass || (conv && c.t.depthwise));
   // One tile of the whole output (v4.2.1 samples: 1 row; records: Hout),
   // but planar-engine blocks on taller tensors.
-  const Strips strips = c.tall() ? tall_strips(s, c.planar()) : Strips{};
+  const Strips strips = c.tall() ? tall_strips(s, c.planar(), c.plan.macos26()) : Strips{};
   w.set("Common.TileCfg.TileHeight", c.reduce() ? s.h : c.tall() ? strips.tile_height : d.h);
   if (c.reduce()) {
-    w.word("Common.Unk0002C.Value", planar_block(s.w, s.h));
+    w.word("Common.Unk0002C.Value", reduce_block(s.w, s.h, c.plan.macos26()));
     w.set("Common.Cfg.UnkBit0", 1);
     w.set("Common.Cfg.TaskType", 5);  // the planar engine reducing each plane
     return;
@@ -175,15 +177,14 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     // 1 for 2-64 output channels, 0 for 512 (the rule between is not known);
     // macOS 26: 0 (all 67 convolution records).
     w.set("Common.Cfg.AccDoubleBufEn", !c.plan.macos26() && cout < 512);
-  } else if (c.plan.macos26() && s.h == 1) {
-    // macOS 26 on one-row planes (the 20 unary records at 1x1, the copies of
-    // reduce_probe_*_ax1_1x1x1x64 and _x512 at 1x64 and 1x512): no hints.
-    for (const char* f : {"Common.Cfg.ShPref", "Common.Cfg.ShMin", "Common.Cfg.ShMax", "Common.Cfg.AccDoubleBufEn"})
-      w.set(f, 0);
   } else if (c.plan.macos26()) {
-    // macOS 26 on taller planes: ShMax 3 alone (records binary_real_div_* task 0,
-    // reduce_max_axes_1 and reduce_probe_max_ax1_1x128x16x16, 8x8 and 16x16).
-    w.set("Common.Cfg.ShMax", 3);
+    // macOS 26: ShMax alone, log2 of the rows up to 3: none on one-row
+    // planes (the unary records at 1x1, the copies of
+    // reduce_probe_*_ax1_1x1x1x64 and _x512), 2 at 4x4
+    // (reduce_probe_max_ax1_1x32x4x4), 3 at 8x8 and 16x16 (binary_real_div_*
+    // task 0, reduce_max_axes_1, reduce_probe_max_ax1_1x128x16x16).
+    for (const char* f : {"Common.Cfg.ShPref", "Common.Cfg.ShMin", "Common.Cfg.AccDoubleBufEn"}) w.set(f, 0);
+    w.set("Common.Cfg.ShMax", std::min(3u, log2_ceil(s.h)));
   } else {
     w.set("Common.Cfg.ShPref", 1);
     // 1 at widths 1 and 16, 0 at 77 (one row); 1 on eiln's 2560 x 1600 (a 128-byte strip).

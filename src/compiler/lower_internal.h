@@ -24,9 +24,12 @@ inline uint32_t log2_ceil(uint32_t v) { return static_cast<uint32_t>(std::bit_wi
 // The planar engine's block on a W x H plane, as Common.Unk0002C holds it:
 // log2 width | log2 height << 4, width min(9, max(4, ceil log2 W)), height
 // min(5, ceil log2 H) (seven reduction records; eiln's 0x59 at 1600 x 2560).
-inline uint32_t planar_block(uint32_t w, uint32_t h) {
-  return std::min(9u, std::max(4u, log2_ceil(w))) | std::min(5u, log2_ceil(h)) << 4;
+inline uint32_t planar_block(uint32_t w, uint32_t h, uint32_t widest = 9) {
+  return std::min(widest, std::max(4u, log2_ceil(w))) | std::min(5u, log2_ceil(h)) << 4;
 }
+// macOS 26's reduction block is at most 64 wide (records: 0x06 on a row of
+// 64, 0x26 on 4 rows of 128), and L2 holds a strip of that width of each row.
+inline uint32_t reduce_block(uint32_t w, uint32_t h, bool macos26) { return planar_block(w, h, macos26 ? 6 : 9); }
 
 // Tensors taller than one row, in pass-through and planar-engine tasks
 // (docs/compiler.md, "Taller tensors"): L2 holds a strip of each row, laid
@@ -39,7 +42,8 @@ struct Strips {
   uint32_t block = 0;        // planar engine: Common.Unk0002C (log2 block width | log2 block height << 4)
 };
 inline constexpr uint64_t kNeStripMax = 0x80;  // eiln: 128 bytes (the macOS 26 compiler: 256)
-Strips tall_strips(const Tensor& t, bool planar);
+// `macos26`: the planar engine's whole-plane form where it fits L2 (lower_l2.cpp).
+Strips tall_strips(const Tensor& t, bool planar, bool macos26 = false);
 
 // A tensor as a width piece of a task sees it: `cols` columns from `col`,
 // the strides still the whole tensor's (cols 0: the whole tensor).

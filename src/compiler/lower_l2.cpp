@@ -9,7 +9,25 @@
 
 namespace ane::compiler::lowering {
 
-Strips tall_strips(const Tensor& t, bool planar) {
+// macOS 26's planar engine on a taller plane (records binary_*_1x64x8x8,
+// _1x128x16x16, _1x3x224x224): the block holds at most 256 values, its
+// height giving way to its width (0x34, 0x44, 0x08), and the tile is the
+// whole plane, each row one strip of the whole width: L2 holds both sources
+// and the result whole. Where three such tensors pass the L2 address fields
+// (Apple then tiles by a rule no record shows) v4.2.1's blocks are kept.
+std::optional<Strips> macos26_planar_strips(const Tensor& t) {
+  const uint32_t wl = log2_ceil(t.w);
+  Strips s;
+  s.block = std::min(9u, std::max(4u, wl)) | std::min({5u, log2_ceil(t.h), 8 - std::min(8u, wl)}) << 4;
+  s.strip = roundup(uint64_t{std::min(t.w, 1u << (s.block & 0xf))} * 2, 16);
+  s.tile_height = t.h;
+  if (3 * (uint64_t{t.h} * t.c * s.strip + 0x400) > kL2RowBytesMax) return std::nullopt;
+  return s;
+}
+
+Strips tall_strips(const Tensor& t, bool planar, bool macos26) {
+  if (planar && macos26)
+    if (auto s = macos26_planar_strips(t)) return *s;
   Strips s;
   if (planar) {
     s.block = planar_block(t.w, t.h);
@@ -85,7 +103,7 @@ void kept_source2(ImageWriter& w, const KeptLayout& k) {
 // result. A result kept between two tasks comes first, at 0.
 void l2_tall(ImageWriter& w, const Ctx& c, uint32_t channels) {
   const bool alias = !c.t.concat_last_piece;
-  const Strips st = tall_strips(c.src(), c.planar());
+  const Strips st = tall_strips(c.src(), c.planar(), c.plan.macos26());
   uint64_t row = tall_row(st, c.planar(), channels);
   // macOS 26 pads a neural-engine source row by 0x30 from 0x400 bytes, as a
   // convolution's (records binary_real_div_* task 0: 0x430, 0x1030;
@@ -128,7 +146,7 @@ KeptLayout kept_layout(const Ctx& reader) {
   const Tensor& b = reader.plan.tensors[reader.t.src2];
   KeptLayout k;
   if (reader.tall()) {
-    const Strips st = tall_strips(reader.src(), true);
+    const Strips st = tall_strips(reader.src(), true, reader.plan.macos26());
     k.channel = st.strip;
     k.row = tall_row(st, true, b.c);
     k.rows = st.tile_height;
@@ -155,7 +173,7 @@ bool kept_fits(const Plan& plan, size_t reader) {
     // The neural engine cuts rows in strips of at most kNeStripMax bytes, the
     // planar engine in its block's width: the same strips up to 64 values.
     if (s.w > 64) return false;
-    const Strips st = tall_strips(s, true);
+    const Strips st = tall_strips(s, true, plan.macos26());
     source = uint64_t{st.tile_height} * tall_row(st, true, s.c);
   } else {
     source = flat_rows(r, s.c).source;
@@ -180,9 +198,25 @@ bool macos26_conv_l2(const Ctx& c) {
   return c.plan.macos26() && c.t.kind == TaskKind::Conv && macos26_conv_row(c) * c.src().h <= kL2RowBytesMax;
 }
 
+// A planar-engine source row in L2: padded by 0x20 from 0x400 bytes; macOS
+// 26 also keeps it at least 0x20 bytes (record binary_add_1x1x1x1: one
+// channel's 0x10-byte row at stride 0x20).
+static uint64_t planar_row(const Ctx& c, uint64_t row) {
+  return std::max<uint64_t>(row + l2_pad(row, 0x20), c.plan.macos26() ? 0x20 : 0);
+}
+
+// L2's bytes per channel row of a task's source: the whole row, but for
+// macOS 26's reductions a strip of the block's width (record
+// reduce_probe_sum_ax3_1x1x1x512: rows of 128 values in strips of 64).
+uint64_t l2_source_channel_stride(const Ctx& c) {
+  const uint64_t whole = c.src().l2_channel_stride();
+  if (!(c.reduce() && c.plan.macos26())) return whole;
+  return std::min<uint64_t>(whole, uint64_t{2} << (reduce_block(c.src().w, c.src().h, true) & 0xf));
+}
+
 FlatRows flat_rows(const Ctx& c, uint32_t channels) {
   FlatRows r;
-  const uint64_t row = channels * c.src().l2_channel_stride();
+  const uint64_t row = channels * l2_source_channel_stride(c);
   if (macos26_conv_l2(c)) {
     r.source = macos26_conv_row(c);  // the result stays in L2 buffer mode
   } else if (c.t.kind == TaskKind::Conv) {
@@ -192,10 +226,10 @@ FlatRows flat_rows(const Ctx& c, uint32_t channels) {
   } else if (c.two_sources()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
-    r.source = row + l2_pad(row, 0x20);
-    r.source2 = row_b + l2_pad(row_b, 0x20);
+    r.source = planar_row(c, row);
+    r.source2 = planar_row(c, row_b);
   } else if (c.planar()) {
-    r.source = row + l2_pad(row, 0x20);  // the affine of a scalar (records binary_*_constant_scalar)
+    r.source = planar_row(c, row);  // the affine of a scalar (records binary_*_constant_scalar)
   } else if (c.reduce() && c.plan.macos26()) {
     // macOS 26 (4 reduction records): 0x10 at 0x200 bytes, 0x20 at 0x400.
     r.source = row + (row >= 0x400 ? 0x20 : row >= 0x200 ? 0x10 : 0);
@@ -206,11 +240,13 @@ FlatRows flat_rows(const Ctx& c, uint32_t channels) {
 }
 
 void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
-  // A channel maximum pads with L2Cfg.PaddingMode 1 (records reduce_probe_max_ax1_*, eiln softmax's max).
-  if (c.t.channel_max) w.set("L2.L2Cfg.PaddingMode", 1);
+  // A maximum pads with L2Cfg.PaddingMode 1: over channels (records
+  // reduce_probe_max_ax1_*, eiln softmax's max) and over planes (records
+  // reduce_max_axes_2_3, reduce_probe_max_ax2_3_1x128x16x16, _ax3_1x1x1x64).
+  if (c.t.channel_max || (c.reduce() && c.t.reduce_max)) w.set("L2.L2Cfg.PaddingMode", 1);
   if (c.tall()) return l2_tall(w, c, channels);
   const Tensor& s = c.src();
-  const uint64_t cs = s.l2_channel_stride();
+  const uint64_t cs = l2_source_channel_stride(c);
   const uint64_t row = channels * cs;
   const FlatRows rows = flat_rows(c, channels);
   const bool alias = !c.t.concat_last_piece;

@@ -287,11 +287,13 @@ Status Planner::plan_neuron(const Layer& l, UnitLowering& ul) {
     t.lane_offsets = {0};
     t.lane_sizes = {t.kernel.size()};
     if (plan_.macos26()) {
-      // macOS 26 (records unary_*): every lane reads the table, and the
-      // section holds 16 of its sizes (the table, then zeros).
-      t.lane_offsets.assign(16, 0);
-      t.lane_sizes.assign(16, t.kernel.size());
-      t.kernel.resize(16 * t.kernel.size(), 0);
+      // macOS 26 (records unary_*): the lane of every engine the task uses
+      // reads the table (16 from 16 channels, 1 for one: unary_sqrt_c1), and
+      // the section holds as many of its sizes (the table, then zeros).
+      const uint32_t lanes = std::bit_ceil(std::min(plan_.tensors[*src].c, 16u));
+      t.lane_offsets.assign(lanes, 0);
+      t.lane_sizes.assign(lanes, t.kernel.size());
+      t.kernel.resize(lanes * t.kernel.size(), 0);
     }
     t.kernel_is_table = true;
     ul.rule = fmt::format("{}: neural-engine pass-through with NonlinearMode 2, {} in kernel lane 0: {}", p.type,
@@ -584,6 +586,21 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
     in = rows;
     src = add_tensor(std::move(rows));
     h = true;
+  }
+  if (!c && in.h == 1 && in.w >= 128 && in.w % 128 == 0 && plan_.macos26()) {
+    // macOS 26 reads a long row as 4 rows of W/4 (records
+    // reduce_probe_*_ax3_1xCx1x128: 4 x 32, _1x1x1x512: 4 x 128; a row of
+    // 64 stays one row). The result is the same sum or maximum.
+    Tensor rows = in;
+    rows.name = in.name + "@fold";
+    rows.h = 4;
+    rows.w = in.w / 4;
+    rows.row_stride = uint64_t{rows.w} * 2;
+    rows.view_of = *src;
+    in = rows;
+    src = add_tensor(std::move(rows));
+    h = w = true;
+    ul.notes.push_back(fmt::format("the row of {} values is read as 4 rows of {} (macOS 26 records)", in.w * 4, in.w));
   }
   // The engine reduces whole planes: both axes, or the only one longer than 1.
   if (!((h && w) || (w && in.h == 1) || (h && in.w == 1)))

@@ -167,7 +167,7 @@ constexpr Row kRows[] = {
   {Block::Common, "GroupConvCfg", "ElemMultMode",     0x00024, 15,  1, Pub,      ""},
   {Block::Common, "GroupConvCfg", "UnicastCin",       0x00024, 16, 16, Pub,      ""},
   {Block::Common, "TileCfg",      "TileHeight",       0x00028,  0, 15, Pub,      ""},
-  {Block::Common, kUnnamed,       "Value",            0x0002C,  0, 32, Unknown,  "0 in NE tasks; 4 (v4.2.1) or 0x59 in PE tasks, 0x44 when the source is in L2, 9 in reductions over 1600 values; mil-hwx-compiler reductions: min(9, max(4, log2 W)) | min(5, log2 H) << 4"},
+  {Block::Common, kUnnamed,       "Value",            0x0002C,  0, 32, Unknown,  "0 in NE tasks; 4 (v4.2.1) or 0x59 in PE tasks, 0x44 when the source is in L2, 9 in reductions over 1600 values; the planar block: log2 width | log2 height << 4; macOS 26 (mil-hwx-compiler records) at most 256 values in element-wise tasks (0x08 at 224x224), at most 64 wide in reductions (docs/compiler.md)"},
   {Block::Common, "Broadcast",    "Src1W",            0x00030,  0,  1, Inferred, "the first source holds one value per row, repeated along W (eiln softmax, norm)"},
   {Block::Common, "Broadcast",    "Src1H",            0x00030,  1,  1, Inferred, "the first source is repeated along H (mil-hwx-compiler layer_norm)"},
   {Block::Common, "Broadcast",    "Src1C",            0x00030,  3,  1, Inferred, "the first source is repeated along C (mil-hwx-compiler softmax over C)"},
