@@ -128,7 +128,7 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.ConvCfg.Oy", 1);
   w.set("Common.ConvCfg.OCGSize", c.t.ocg_size);
   w.word("Common.Unk00020.Value", 0x2041);
-  w.set("Common.GroupConvCfg.NumGroups", conv ? c.t.groups : 1);
+  w.set("Common.GroupConvCfg.NumGroups", conv ? c.t.groups : c.t.row_groups ? c.t.row_groups : 1);
   // A channel maximum unicasts every input channel (records reduce_probe_max_ax1_*: C).
   w.set("Common.GroupConvCfg.UnicastCin", c.t.channel_max ? cin : 1);
   w.set("Common.GroupConvCfg.UnicastEn", c.t.kind == TaskKind::Pass || (conv && c.t.depthwise));
@@ -211,7 +211,9 @@ void tile_dma_src(ImageWriter& w, const Ctx& c, uint32_t channels, uint32_t grou
   w.dma("TileDMASrc.DepthStride.Stride", depth);
   // Groups of a grouped convolution follow each other (records: Cin/groups
   // planes); macOS 26 writes the whole tensor for one group.
-  if (group_channels != channels)
+  if (c.t.row_groups)
+    w.dma("TileDMASrc.GroupStride.Stride", c.plan.tensors[s.view_of].row_stride);
+  else if (group_channels != channels)
     w.dma("TileDMASrc.GroupStride.Stride", uint64_t{group_channels} * s.plane_stride);
   else if (c.plan.macos26())
     w.dma("TileDMASrc.GroupStride.Stride", depth);
@@ -297,7 +299,9 @@ void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels, uint32_
   w.dma("TileDMADst.RowStride.RowStride", d.row_stride);
   w.dma("TileDMADst.PlaneStride.PlaneStride", d.plane_stride);
   w.dma("TileDMADst.DepthStride.DepthStride", uint64_t{depth_channels} * d.plane_stride);
-  if (group_channels != depth_channels)
+  if (c.t.row_groups)
+    w.dma("TileDMADst.GroupStride.GroupStride", c.plan.tensors[d.view_of].row_stride);
+  else if (group_channels != depth_channels)
     w.dma("TileDMADst.GroupStride.GroupStride", uint64_t{group_channels} * d.plane_stride);
   else if (c.plan.macos26())
     w.dma("TileDMADst.GroupStride.GroupStride", uint64_t{depth_channels} * d.plane_stride);

@@ -602,11 +602,27 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
     h = w = true;
     ul.notes.push_back(fmt::format("the row of {} values is read as 4 rows of {} (macOS 26 records)", in.w * 4, in.w));
   }
+  // Over the width alone of a taller plane: each row is a group of a
+  // one-row reduction (records reduce_probe_*_ax3_1xCxHxW: NumGroups H, the
+  // group strides the rows', the row strides the whole tensors').
+  uint32_t row_groups = 0;
+  if (w && !h && in.h > 1) {
+    row_groups = in.h;
+    Tensor row = in;
+    row.name = in.name + "@row";
+    row.h = 1;
+    row.row_stride = uint64_t{in.c} * in.plane_stride;
+    row.view_of = *src;
+    in = row;
+    src = add_tensor(std::move(row));
+  }
   // The engine reduces whole planes: both axes, or the only one longer than 1.
   if (!((h && w) || (w && in.h == 1) || (h && in.w == 1)))
     return fail(l.at("Params.Dimension"),
-                fmt::format("unsupported: a reduction over {} alone of a {}x{} plane (known: the whole H x W plane)",
-                            h ? "Height" : "Width", in.h, in.w));
+                fmt::format("unsupported: a reduction over Height alone of a {}x{} plane (known: the whole H x W "
+                            "plane, or the width alone; Apple transposes through L2 in three tasks, which hwx-run "
+                            "runs)",
+                            in.h, in.w));
   TaskPlan t;
   t.kind = TaskKind::PlanarReduce;
   t.unit = l.name;
@@ -622,11 +638,24 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
     return fail(l.at("Params.Type"), fmt::format("unsupported reduction type '{}' (known: Sum, Avg, Max)", p.op));
   }
   if (auto c = check_channels(l, in.c); !c) return c;
-  auto dst = result_tensor(l, in.c, 1, 1);
+  auto dst = result_tensor(l, in.c, std::max(row_groups, 1u), 1);
   if (!dst) return dst.error();
   t.dst = *dst;
-  ul.rule = fmt::format("{} over each {}x{} plane: one planar-engine reduction task (TaskType 5{})", p.op, in.h, in.w,
-                        p.op == "Avg" ? fmt::format(", FinalScale 1/{}", n) : "");
+  if (row_groups) {
+    Tensor row = plan_.tensors[*dst];
+    row.name += "@row";
+    row.h = 1;
+    row.row_stride = uint64_t{row.c} * row.plane_stride;
+    row.view_of = *dst;
+    t.dst = add_tensor(std::move(row));
+    t.row_groups = row_groups;
+  }
+  ul.rule = row_groups ? fmt::format("{} over each row of {}: one planar-engine reduction task, the {} rows its "
+                                     "groups (TaskType 5, NumGroups {}{})",
+                                     p.op, in.w, row_groups, row_groups,
+                                     p.op == "Avg" ? fmt::format(", FinalScale 1/{}", n) : "")
+                      : fmt::format("{} over each {}x{} plane: one planar-engine reduction task (TaskType 5{})", p.op,
+                                    in.h, in.w, p.op == "Avg" ? fmt::format(", FinalScale 1/{}", n) : "");
   ul.notes.push_back("reduction task registers follow macOS 26 records (v4.2.1 has no reduction sample)");
   if (c)
     ul.notes.push_back(fmt::format("the {} channels of 1x1 planes are read as the rows of one plane (records "
