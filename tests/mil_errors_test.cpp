@@ -257,14 +257,21 @@ TEST(MilErrors, ConcatAndReduce) {
                       "y"));
   EXPECT_EQ(channels.error(), "");
 
-  // keep_dims false: [1, 8, 4, 4] summed over H and W is [1, 8], which lies
-  // along W where the reduction leaves its sums along C.
+  // keep_dims false: [1, 8, 4, 4] summed over W is [1, 8, 4], whose surface
+  // [1,1,8,4] moves every value where the reduction leaves [1,8,4,1].
   Model keep(wrap(kX,
-                  "    tensor<fp16, [1, 8]> y = reduce_sum(x = x, axes = tensor<int32, [2]>([2, 3]), keep_dims = "
+                  "    tensor<fp16, [1, 8, 4]> y = reduce_sum(x = x, axes = tensor<int32, [1]>([3]), keep_dims = "
                   "bool(false));\n",
                   "y"));
   EXPECT_EQ(keep.error(), keep.mil() + ":4: op 'reduce_sum': argument 'keep_dims': false lays the result out as "
-                                       "[1,1,1,8] where the reduction makes [1,8,1,1]: not supported");
+                                       "[1,1,8,4] where the reduction makes [1,8,4,1]: not supported");
+  // Summed over H and W it is [1, 8]: one row of the 8 sums, which the engine
+  // writes along W (Common.Broadcast.OutChannelsW; records *_ax2_3_*_flat).
+  Model row(wrap(kX,
+                 "    tensor<fp16, [1, 8]> y = reduce_sum(x = x, axes = tensor<int32, [2]>([2, 3]), keep_dims = "
+                 "bool(false));\n",
+                 "y"));
+  EXPECT_EQ(row.error(), "");
   // Where dropping the axis moves nothing (the leading N), keep_dims false is accepted.
   Model same(wrap(kX,
                   "    tensor<fp16, [8, 4, 4]> y = reduce_max(x = x, axes = tensor<int32, [1]>([0]), keep_dims = "

@@ -101,6 +101,9 @@ struct ElementWiseParams {
 struct ReductionParams {
   std::string op;
   std::vector<std::string> dimensions;
+  // The [C,1,1] result laid out as one row of C values (MIL's keep_dims
+  // false on a plane reduction: [1,C] is the surface [1,1,1,C]).
+  bool channels_along_width = false;
 };
 
 // Layer kinds the parser recognises but the compiler cannot lower keep their

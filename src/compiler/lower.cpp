@@ -138,6 +138,8 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
   w.set("Common.TileCfg.TileHeight", c.reduce() ? s.h : c.tall() ? strips.tile_height : d.h);
   if (c.reduce()) {
     w.word("Common.Unk0002C.Value", reduce_block(s.w, s.h, c.plan.macos26()));
+    // The C results along W of one row (records reduce_probe_*_ax2_3_1x64x8x8_flat).
+    if (c.t.out_channels_w) w.set("Common.Broadcast.OutChannelsW", 1);
     w.set("Common.Cfg.UnkBit0", 1);
     w.set("Common.Cfg.TaskType", 5);  // the planar engine reducing each plane
     return;
@@ -294,7 +296,8 @@ void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels, uint32_
   }
   w.set("TileDMADst.DMAConfig.En", 1);
   w.set("TileDMADst.DMAConfig.CacheHint", 3);
-  if (c.t.kind != TaskKind::Conv || macos26_conv_l2(c)) w.set("TileDMADst.DMAConfig.L2BfrMode", 1);
+  if ((c.t.kind != TaskKind::Conv && !c.t.out_channels_w) || macos26_conv_l2(c))
+    w.set("TileDMADst.DMAConfig.L2BfrMode", 1);
   w.dma("TileDMADst.BaseAddr.Addr", d.offset + uint64_t{c.t.dst_channel_offset} * d.plane_stride);
   w.dma("TileDMADst.RowStride.RowStride", d.row_stride);
   w.dma("TileDMADst.PlaneStride.PlaneStride", d.plane_stride);

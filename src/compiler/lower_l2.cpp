@@ -290,8 +290,18 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
     l2_cfg(w, "ResultCfg", alias, true);
     w.l2("L2.ResultBase.Addr", rows.source);  // after the padded source row
   } else if (c.reduce() && c.plan.macos26()) {
-    l2_cfg(w, "ResultCfg", alias, true);
+    l2_cfg(w, "ResultCfg", alias, !c.t.out_channels_w);
     w.l2("L2.ResultBase.Addr", rows.source * s.h);  // after the whole source, as for convolutions
+    if (c.t.out_channels_w) {
+      // One row of C results: ResultType 1 and its row in ConvResult*
+      // (records reduce_probe_*_ax2_3_1x64x8x8_flat: 0x80 each).
+      const uint64_t out_row = c.dst().l2_channel_stride();
+      w.set("L2.ResultCfg.ResultType", 1);
+      w.l2("L2.ConvResultChannelStride.Stride", out_row);
+      w.l2("L2.ConvResultRowStride.Stride", out_row);
+      w.word("L2.Unk04840.Value", static_cast<uint32_t>(out_row));
+      w.word("L2.Unk04844.Value", static_cast<uint32_t>(out_row));
+    }
   } else if (c.result_in_l2()) {
     kept_result(w, *kept, alias);
   } else {

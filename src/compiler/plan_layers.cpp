@@ -638,9 +638,12 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
     return fail(l.at("Params.Type"), fmt::format("unsupported reduction type '{}' (known: Sum, Avg, Max)", p.op));
   }
   if (auto c = check_channels(l, in.c); !c) return c;
-  auto dst = result_tensor(l, in.c, std::max(row_groups, 1u), 1);
+  if (p.channels_along_width && row_groups)
+    return fail(l.at("Params.Dimension"), "unsupported: a width reduction of a taller plane laid out as one row");
+  auto dst = p.channels_along_width ? result_tensor(l, 1, 1, in.c) : result_tensor(l, in.c, std::max(row_groups, 1u), 1);
   if (!dst) return dst.error();
   t.dst = *dst;
+  t.out_channels_w = p.channels_along_width;
   if (row_groups) {
     Tensor row = plan_.tensors[*dst];
     row.name += "@row";

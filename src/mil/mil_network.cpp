@@ -328,10 +328,17 @@ Status Lowering::lower_reduction(const Operation& op, const std::string& type) {
   l.params = r;
   if (!keep->value_or(false) && op.result_type.shape == shape) {
     auto declared = mil_surface(op.result_type);
-    if (declared && *declared != made)
+    // C values of 1x1 planes as one row: the engine writes its channels
+    // along W (records reduce_probe_*_ax2_3_1x64x8x8_flat).
+    const Surface row{made.n, 1, 1, made.c};
+    if (declared && *declared == row && made.h == 1 && made.w == 1 && made.c > 1) {
+      std::get<ReductionParams>(l.params).channels_along_width = true;
+      made = row;
+    } else if (declared && *declared != made) {
       return fail(op, "keep_dims",
                   fmt::format("false lays the result out as {} where the reduction makes {}: not supported",
                               surface_text(*declared), surface_text(made)));
+    }
   }
   return add_unit(op, std::move(l), made, shape);
 }
