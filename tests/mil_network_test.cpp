@@ -268,7 +268,7 @@ TEST_P(MilConvRecord, CompilesAsItsPlistAndAsApple) {
   if (!built) {
     // The packer's refusal (a layout libane does not know), named at the conv.
     const std::string m = built.error().str();
-    EXPECT_EQ(m.rfind(fmt::format("model.mil:{}: op 'conv'", conv->line), 0), 0u) << m;
+    EXPECT_NE(m.find(fmt::format("model.mil:{}: op 'conv'", conv->line)), std::string::npos) << m;
     std::cout << "[ refused  ] " << f->name << ": " << m << "\n";
     return;
   }

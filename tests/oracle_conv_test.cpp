@@ -152,7 +152,7 @@ TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   // The compiler's OCGSize rule (hwx-build uses it) gives the record's.
   for (size_t i : d.convs)
-    EXPECT_EQ(compiler_conv_ocg(field(*d.regs[i], "Common.Cout.Cout"), c.depthwise(), c.hin, c.win),
+    EXPECT_EQ(compiler_conv_ocg(field(*d.regs[i], "Common.Cout.Cout"), c.depthwise(), c.hout, c.wout),
               field(*d.regs[i], "Common.ConvCfg.OCGSize"))
         << "task " << i;
   const Packed p = pack(*f, c, d);

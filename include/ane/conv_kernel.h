@@ -69,10 +69,12 @@ inline constexpr const char* kKnownConvWindows = "1x1 and 3x3, and 1x9 at stride
 Status check_conv_kernel(const ConvKernelShape& shape);
 
 // OCGSize as Apple's compiler chooses it: the next power of two of Cout / 16,
-// capped at 16 (32 when the input is at most 8x8); grouped: per group;
-// depthwise: 0. The planes then take min(2^OCGSize, remaining / 16)
-// channels each (conv_layout.h).
-uint32_t compiler_conv_ocg(uint32_t cout_per_group, bool depthwise, uint32_t in_h, uint32_t in_w);
+// capped at 16 (32 when the output is at most 8x8, as SmallSourceMode;
+// records conv_probe_k3_c{512,1024}_n1024_s16_st2_*_valid: 16x16 in, 7x7
+// out, planes of 32 on H13 and H14); grouped: per group; depthwise: 0. The
+// planes then take min(2^OCGSize, remaining / 16) channels each
+// (conv_layout.h).
+uint32_t compiler_conv_ocg(uint32_t cout_per_group, bool depthwise, uint32_t out_h, uint32_t out_w);
 
 // The bytes each lane must hold for the layout (0: the lane is not read).
 // Exact for dense layouts; for the zero-skipping form a lower bound (the

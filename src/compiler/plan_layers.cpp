@@ -166,7 +166,7 @@ Status Planner::plan_conv(const Layer& l, const Layer* goc, UnitLowering& ul) {
   shape.sparse = t.sparse;
   shape.small_source = wout <= 8 && hout <= 8;  // as lower.cpp writes Common.Cfg.SmallSourceMode
   shape.bias = goc != nullptr;
-  shape.ocg = compiler_conv_ocg(shape.cout, depthwise, in.h, in.w);
+  shape.ocg = compiler_conv_ocg(shape.cout, depthwise, hout, wout);
   if (groups > 1 && !depthwise && shape.cout != (16u << shape.ocg))
     return fail(l.at("NumGroups"),
                 fmt::format("unsupported: {} output channels per group (grouped records hold 16 x 2^n per group, "

@@ -70,9 +70,9 @@ Status check_conv_kernel(const ConvKernelShape& s) {
   return Ok{};
 }
 
-uint32_t compiler_conv_ocg(uint32_t cout_per_group, bool depthwise, uint32_t in_h, uint32_t in_w) {
+uint32_t compiler_conv_ocg(uint32_t cout_per_group, bool depthwise, uint32_t out_h, uint32_t out_w) {
   if (depthwise || cout_per_group <= 16) return 0;
-  const uint32_t cap = std::max(in_h, in_w) <= 8 ? 32 : 16;
+  const uint32_t cap = std::max(out_h, out_w) <= 8 ? 32 : 16;
   return static_cast<uint32_t>(std::countr_zero(std::min(cap, std::bit_ceil((cout_per_group + 15) / 16))));
 }
 
