@@ -32,6 +32,24 @@ void tensor_format(ImageWriter& w, const std::string& reg) {
 }
 
 
+// macOS 26's cycle estimate (v4.2.1 writes 0), where the records show its
+// rule: a neural-engine pass-through or element-wise planar task on one-value
+// planes (1xCx1x1) costs 72 per MiB its tile DMA reads (records: add, sub,
+// mul, maximum, minimum at C = 64 - 4096: C x 9 / 1024; abs, the tables, the
+// scalar ops and the channel maxima: C x 9 / 2048; real_div's two tasks).
+// Elsewhere (convolutions, reductions, taller planes) no rule is known: 0.
+uint32_t exe_cycles(const Ctx& c) {
+  const Tensor& s = c.src();
+  const bool one_value = s.h == 1 && s.w == 1 && c.dst().h == 1 && c.dst().w == 1;
+  if (!one_value || !(c.planar() || c.t.kind == TaskKind::Pass)) return 0;
+  uint64_t bytes = uint64_t{s.c} * s.plane_stride;
+  if (c.source2_by_dma()) {
+    const Tensor& b = c.plan.tensors[c.t.src2];
+    bytes += uint64_t{b.c} * b.plane_stride;
+  }
+  return static_cast<uint32_t>(bytes * 72 >> 20);
+}
+
 void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   const bool last = c.last();
   w.set("Header[0].TID", c.index);
@@ -41,6 +59,7 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   w.set("Header[1].NextSize",
         last ? 0 : task_words(task_stream_layout(c.plan, c.plan.tasks[c.index + 1])) - 1);
   w.set("Header[2].LogEvents", last ? (c.plan.macos26() ? 0x42a : 0x422) : 0x400);
+  w.set("Header[1].ExeCycles", c.plan.macos26() ? exe_cycles(c) : 0);
   w.set("Header[4].DebugLogEvents",
         ((c.t.compiler_copy ? 0x68 : 0xfff868) & ~(c.t.clears_debug_event_13 ? 0x2000u : 0u)) + (last ? 2 : 0));
   // A result kept in L2 clears the tile-DMA write bits (TSR, TSE, DstLoc,

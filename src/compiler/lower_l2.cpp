@@ -15,7 +15,7 @@ namespace ane::compiler::lowering {
 // whole plane, each row one strip of the whole width: L2 holds both sources
 // and the result whole. Where three such tensors pass the L2 address fields
 // (Apple then tiles by a rule no record shows) v4.2.1's blocks are kept.
-std::optional<Strips> macos26_planar_strips(const Tensor& t) {
+static std::optional<Strips> macos26_planar_strips(const Tensor& t) {
   const uint32_t wl = log2_ceil(t.w);
   Strips s;
   s.block = std::min(9u, std::max(4u, wl)) | std::min({5u, log2_ceil(t.h), 8 - std::min(8u, wl)}) << 4;
@@ -208,7 +208,7 @@ static uint64_t planar_row(const Ctx& c, uint64_t row) {
 // L2's bytes per channel row of a task's source: the whole row, but for
 // macOS 26's reductions a strip of the block's width (record
 // reduce_probe_sum_ax3_1x1x1x512: rows of 128 values in strips of 64).
-uint64_t l2_source_channel_stride(const Ctx& c) {
+static uint64_t l2_source_channel_stride(const Ctx& c) {
   const uint64_t whole = c.src().l2_channel_stride();
   if (!(c.reduce() && c.plan.macos26())) return whole;
   return std::min<uint64_t>(whole, uint64_t{2} << (reduce_block(c.src().w, c.src().h, true) & 0xf));

@@ -84,8 +84,8 @@ struct TaskPlan {
   bool absolute = false;             // PE.Cfg.Cond: |y| (PlanarAffine: abs)
   bool channel_max = false;          // Pass: the maximum over the input channels into one (MACCfg.OpMode 3)
   bool reduce_max = false;           // PlanarReduce: max (else sum)
-  uint32_t row_groups = 0;
-  bool out_channels_w = false;       // PlanarReduce: the C results written along W of one row (Broadcast.OutChannelsW)           // PlanarReduce over the width alone: each of H rows a group (NumGroups H)
+  uint32_t row_groups = 0;           // PlanarReduce over the width alone: each of H rows a group (NumGroups H)
+  bool out_channels_w = false;       // PlanarReduce: the C results written along W of one row (Broadcast.OutChannelsW)
   uint32_t final_scale = 0x3f800000; // PlanarReduce: fp32 1/N for a mean
 
   bool reads_kernel() const { return !kernel.empty() || kernel_owner >= 0; }
