@@ -1,6 +1,7 @@
 // Internal to the compiler: the planner that turns a Network into a Plan.
 // plan.cpp: tensors, their placement and the schedule; plan_layers.cpp: one
-// rule per layer type. Every refusal names the plist line, unit and key.
+// rule per layer type (plan_reduce.cpp: reductions). Every refusal names the
+// plist line, unit and key.
 #pragma once
 
 #include <map>
@@ -48,7 +49,7 @@ class Planner {
   bool is_output(const std::string& name) const;
   const Layer* unit(const std::string& name) const;
 
-  // ---- one rule per layer type (plan_layers.cpp) ----
+  // ---- one rule per layer type (plan_layers.cpp, plan_reduce.cpp) ----
   Status plan_unit(const Layer& l);
   Expected<int> single_source(const Layer& l);
   Status check_channels(const Layer& l, uint32_t c);
