@@ -138,6 +138,31 @@ TEST(ZeroSkippingKernel, DenseThreeByThreeInterleavesChannelsPerPosition) {
   EXPECT_EQ(want[3], 0xdd);
 }
 
+TEST(ZeroSkippingKernel, AGroupOfSeveralChunksPutsItsStreamsBackToBack) {
+  // 64 outputs in planes of 2 (OCGSize 1): two chunks of 16 planes, so lane 0
+  // holds outputs 0, 1 (chunk 0) and then 32, 33 (chunk 1). One input
+  // channel, 1x1: 4 positions x 2 slots = one mask byte, taps at slots 0, 1.
+  // Each stream: a 24-bit count, the mask, two weights, a pad byte (the body
+  // is odd); the second starts right after the first, the lane's end on 64
+  // bytes (records conv_probe_k1_c256_n1024_s16_st2_g1_bias0_same and
+  // conv_probe_k3_c{512,1024}_n1024_s16_st2_g1_bias0_valid: 1024 outputs in
+  // planes of 32 hash so, and not with a 64-byte boundary between chunks).
+  ConvKernelShape s;
+  s.cin = 1;
+  s.cout = 64;
+  s.kh = s.kw = 1;
+  s.ocg = 1;
+  s.sparse = true;
+  ConvWeights w;
+  for (uint16_t o = 0; o < 64; ++o) w.weights.push_back(static_cast<uint16_t>(0x3c00 + o));
+  auto k = pack_conv_kernel(s, w);
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_EQ(lane_bytes(*k, 0), padded({6, 0, 0, 0x03, 0x00, 0x3c, 0x01, 0x3c, 0,  //
+                                       6, 0, 0, 0x03, 0x20, 0x3c, 0x21, 0x3c, 0}));
+  EXPECT_EQ(lane_bytes(*k, 15), padded({6, 0, 0, 0x03, 0x1e, 0x3c, 0x1f, 0x3c, 0,  //
+                                        6, 0, 0, 0x03, 0x3e, 0x3c, 0x3f, 0x3c, 0}));
+}
+
 struct Case {
   const char* name;
   ConvKernelShape shape;
@@ -163,6 +188,8 @@ TEST(ZeroSkippingKernel, PackThenUnpackGivesTheWeightsBack) {
       {"dense 3x3 s2, 16 wide", make(1, 8, 256, 3, false, true, 4, true, true)},
       {"dense 3x3 s2, 4 wide", make(1, 5, 64, 3, false, false, 2, true, false)},
       {"dense 1x1 s2, 8 wide", make(1, 7, 128, 1, false, true, 3, true, true)},
+      {"dense 1x1 s2, two chunks 2 wide", make(1, 3, 64, 1, false, true, 1, true, false)},
+      {"dense 3x3 s2, two chunks 32 wide", make(1, 2, 1024, 3, false, false, 5, true, true)},
       {"grouped 3x3 s2, 1 per lane", make(4, 3, 16, 3, false, true, 0, true, true)},
       {"grouped 1x1 s2, 2 per lane", make(3, 6, 32, 1, false, false, 1, true, false)},
       {"depthwise 3x3 s2", make(1, 40, 40, 3, true, true, 0, true, true)},
@@ -230,11 +257,13 @@ TEST(ZeroSkippingKernel, MalformedLanesAreRefusedByName) {
 }
 
 TEST(ZeroSkippingKernel, ShapesWithoutRecordsAreRefused) {
-  // 224 outputs would need partial planes at stride 2: no record shows them.
-  const auto s = make(1, 4, 224, 3, false, false, 4, true, true);
-  const Status st = check_conv_kernel(s);
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.error().message.rfind("unsupported: ", 0), 0u) << st.error().message;
+  // 224 outputs would need partial planes at stride 2, and 768 in planes of
+  // 32 a chunk of 32 then one of 16: no record shows either.
+  for (const auto& s : {make(1, 4, 224, 3, false, false, 4, true, true), make(1, 4, 768, 3, false, false, 5, true, true)}) {
+    const Status st = check_conv_kernel(s);
+    ASSERT_FALSE(st.ok()) << s.cout;
+    EXPECT_EQ(st.error().message.rfind("unsupported: ", 0), 0u) << st.error().message;
+  }
 }
 
 }  // namespace

@@ -62,9 +62,9 @@ Status check_conv_kernel(const ConvKernelShape& s) {
   if (s.sparse) {
     if (s.mask_group_slots != 8 && s.mask_group_slots != 16)
       return unsupported(fmt::format("zero-skipping masks grouped by {} slots (H13: 8, H14: 16)", s.mask_group_slots));
-    if (!s.depthwise && s.cout != (16u << s.ocg))
+    if (!s.depthwise && s.cout % (16u << s.ocg) != 0)
       return unsupported(fmt::format("the zero-skipping form of {} output channels per group in planes of {} "
-                                     "(records: 16 planes, full)",
+                                     "(records: whole chunks of 16 planes)",
                                      s.cout, 1u << s.ocg));
   }
   return Ok{};

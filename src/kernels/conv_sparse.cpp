@@ -2,9 +2,11 @@
 // One rule covers every record (dense, grouped, depthwise; 1x1 and 3x3):
 //
 //  * A lane holds streams. Dense and grouped: per group, one stream per lane
-//    with the lane's n = 2^OCGSize output channels (lane l: channels l*n ..
-//    l*n+n-1 of the group), each stream ending on a 64-byte boundary.
-//    Depthwise: one stream per channel c in lane c % 16, back to back.
+//    and chunk of 16 planes, with the lane's n = 2^OCGSize output channels of
+//    the chunk (lane l: channels l*n .. l*n+n-1 of it). A group's streams are
+//    back to back and its last one ends on a 64-byte boundary (1024 outputs
+//    in planes of 32: two streams a lane). Depthwise: one stream per channel
+//    c in lane c % 16, back to back.
 //  * A stream: the bias of its channels (when BiasMode), a 24-bit count of the
 //    body's bytes, then the body padded to an even length.
 //  * The body: per input channel of the group, per kernel position, `slots`
@@ -20,7 +22,8 @@
 //  * slots = max(n, 4) when Common.Cfg.SmallSourceMode is set, else max(n, 2).
 //
 // Evidence (docs/convolution.md): Apple's constant hashes for 36 stride-2
-// records of the grid and the encoder index campaigns, and the captured stem.
+// records of the grid and the encoder index campaigns, and the captured stem;
+// for several chunks a group, three H13 and two H14 records of 1024 outputs.
 #include <algorithm>
 #include <optional>
 
@@ -79,11 +82,14 @@ SparseLayout sparse_layout(const ConvKernelShape& s) {
     for (int lane = 0; lane < kKernelLanes; ++lane)
       for (uint64_t oc = lane; oc < s.cout; oc += kKernelLanes) l.streams.push_back({lane, oc, 1, false});
   } else {
-    // check_conv_kernel: cout == 16 << ocg, one chunk per group.
+    // Per group, chunks of 16 planes as the dense form cuts them (a group
+    // wider than 16 planes of n: several chunks, each lane's streams in chunk
+    // order); check_conv_kernel: grouped tasks hold one chunk per group.
     l.inputs = s.cin;
     for (int lane = 0; lane < kKernelLanes; ++lane)
       for (uint32_t g = 0; g < s.groups; ++g)
-        l.streams.push_back({lane, uint64_t{g} * s.cout + uint64_t(lane) * n, n, true});
+        for (uint32_t start = 0; start < s.cout; start += 16 * n)
+          l.streams.push_back({lane, uint64_t{g} * s.cout + start + uint64_t(lane) * n, n, start + 16 * n >= s.cout});
   }
   return l;
 }
