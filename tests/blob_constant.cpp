@@ -66,6 +66,14 @@ Bytes blob_constant_section(const std::string& operation, const std::vector<uint
     section = mine;
     const Bytes ones = row(std::vector<uint16_t>(values.size(), 0x3c00));
     section.insert(section.end(), ones.begin(), ones.end());
+  } else if (operation == "sub") {
+    // (x + -v) * 1: each value with its sign flipped (0 as -0), then ones
+    // (the H13 records binary_sub_c{64,512}_constant_blob hash so).
+    std::vector<uint16_t> negated(values);
+    for (uint16_t& v : negated) v ^= 0x8000;
+    section = row(negated);
+    const Bytes ones = row(std::vector<uint16_t>(values.size(), 0x3c00));
+    section.insert(section.end(), ones.begin(), ones.end());
   } else if (operation == "mul") {
     section.assign(mine.size(), 0);
     section.insert(section.end(), mine.begin(), mine.end());
