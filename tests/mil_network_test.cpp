@@ -299,18 +299,9 @@ void expect_runs_as_apple(const oracle::Fixture& f, const Network& net) {
   auto decoded = parse_program(image, f.name + ".anec");
   ASSERT_TRUE(decoded.ok()) << decoded.error().str();
   const auto& db = RegisterDatabase::h13();
-  AnecDescriptor d;
-  d.source = f.file;
-  for (const auto& x : f.tensors) {
-    AnecTensor a;
-    a.name = x.binding == 1 ? "x" : "y";
-    a.direction = x.binding == 1 ? BufferDirection::Input : BufferDirection::Output;
-    a.slot = static_cast<int>(decoded->tasks.front().regs.get(*db.find(x.binding == 1 ? "Header[8].RBase0"
-                                                                                         : "Header[8].WBase")));
-    a.nchw = x.shape;
-    a.strides = x.strides;
-    d.tensors.push_back(a);
-  }
+  const RegisterImage& first = decoded->tasks.front().regs;
+  const AnecDescriptor d =
+      oracle::io_descriptor(f, first.get(*db.find("Header[8].RBase0")), first.get(*db.find("Header[8].WBase")));
   auto theirs = read_anec(image, f.name + ".anec", &d);
   ASSERT_TRUE(theirs.ok()) << theirs.error().str();
   auto ours = parse_program(built->bytes, "macos26.hwx");

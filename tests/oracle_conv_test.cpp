@@ -183,17 +183,8 @@ TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   ASSERT_TRUE(decoded.ok()) << decoded.error().str();
   const RegisterImage& regs = decoded->tasks.front().regs;
   const RegisterImage& last = decoded->tasks.back().regs;
-  AnecDescriptor d;
-  d.source = f->file;
-  for (const auto& x : f->tensors) {
-    AnecTensor a;
-    a.name = x.binding == 1 ? "x" : "y";
-    a.direction = x.binding == 1 ? BufferDirection::Input : BufferDirection::Output;
-    a.slot = static_cast<int>(x.binding == 1 ? field(regs, "Header[8].RBase0") : field(last, "Header[8].WBase"));
-    a.nchw = x.shape;
-    a.strides = x.strides;
-    d.tensors.push_back(a);
-  }
+  const AnecDescriptor d =
+      oracle::io_descriptor(*f, field(regs, "Header[8].RBase0"), field(last, "Header[8].WBase"));
   auto p = read_anec(image, f->name + ".anec", &d);
   ASSERT_TRUE(p.ok()) << p.error().str();
   auto sim = sim::Simulator::create(*p);

@@ -315,4 +315,19 @@ Bytes anec_image(const Fixture& f, const Bytes& kernel) {
   return b;
 }
 
+AnecDescriptor io_descriptor(const Fixture& f, uint32_t input_slot, uint32_t output_slot) {
+  AnecDescriptor d;
+  d.source = f.file;
+  for (const auto& t : f.tensors) {
+    AnecTensor a;
+    a.name = t.binding == 1 ? "x" : "y";
+    a.direction = t.binding == 1 ? BufferDirection::Input : BufferDirection::Output;
+    a.slot = static_cast<int>(t.binding == 1 ? input_slot : output_slot);
+    a.nchw = t.shape;
+    a.strides = t.strides;
+    d.tensors.push_back(a);
+  }
+  return d;
+}
+
 }  // namespace ane::oracle

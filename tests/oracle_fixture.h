@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ane/anec.h"
 #include "ane/bytes.h"
 #include "ane/error.h"
 #include "ane/task.h"
@@ -97,5 +98,10 @@ Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, u
 // The program as an anec image: the tasks (each padded to 16 bytes, as the
 // driver expects), then `kernel` (the constant section).
 Bytes anec_image(const Fixture& f, const Bytes& kernel);
+
+// The record's tensors as the buffers of such an image: the input "x" at
+// `input_slot`, the output "y" at `output_slot` (the Header[8] RBase0 of the
+// task that reads it, the WBase of the one that writes it).
+AnecDescriptor io_descriptor(const Fixture& f, uint32_t input_slot, uint32_t output_slot);
 
 }  // namespace ane::oracle

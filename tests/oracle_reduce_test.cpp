@@ -41,21 +41,10 @@ TEST_P(OracleReduce, SimulatorRunsTheProgramOrRefusesByName) {
   auto decoded = parse_program(image, f->name + ".anec");
   ASSERT_TRUE(decoded.ok()) << decoded.error().str();
   ASSERT_EQ(decoded->tasks.size(), f->tasks.size());
-  AnecDescriptor d;
-  d.source = f->file;
   const RegisterImage& first = decoded->tasks.front().regs;
   const RegisterImage& last = decoded->tasks.back().regs;
-  const auto* rbase = RegisterDatabase::h13().find("Header[8].RBase0");
-  const auto* wbase = RegisterDatabase::h13().find("Header[8].WBase");
-  for (const auto& x : f->tensors) {
-    AnecTensor a;
-    a.name = x.binding == 1 ? "x" : "y";
-    a.direction = x.binding == 1 ? BufferDirection::Input : BufferDirection::Output;
-    a.slot = static_cast<int>(x.binding == 1 ? first.get(*rbase) : last.get(*wbase));
-    a.nchw = x.shape;
-    a.strides = x.strides;
-    d.tensors.push_back(a);
-  }
+  const AnecDescriptor d = oracle::io_descriptor(*f, first.get(*RegisterDatabase::h13().find("Header[8].RBase0")),
+                                                 last.get(*RegisterDatabase::h13().find("Header[8].WBase")));
   auto p = read_anec(image, f->name + ".anec", &d);
   ASSERT_TRUE(p.ok()) << p.error().str();
   auto sim = sim::Simulator::create(*p);

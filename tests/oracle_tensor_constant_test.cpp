@@ -81,19 +81,10 @@ TEST_P(TensorConstantRecord, SectionHashesAndApplesTasksRunToTheOp) {
   auto decoded = parse_program(image, f->name + ".anec");
   ASSERT_TRUE(decoded.ok()) << decoded.error().str();
   // The second task reads x and writes y.
+  const RegisterImage& op_task = decoded->tasks.back().regs;
   const auto& db = RegisterDatabase::h13();
-  AnecDescriptor d;
-  d.source = f->file;
-  for (const auto& t : f->tensors) {
-    AnecTensor a;
-    a.name = t.binding == 1 ? "x" : "y";
-    a.direction = t.binding == 1 ? BufferDirection::Input : BufferDirection::Output;
-    a.slot = static_cast<int>(
-        decoded->tasks.back().regs.get(*db.find(t.binding == 1 ? "Header[8].RBase0" : "Header[8].WBase")));
-    a.nchw = t.shape;
-    a.strides = t.strides;
-    d.tensors.push_back(a);
-  }
+  const AnecDescriptor d = oracle::io_descriptor(*f, op_task.get(*db.find("Header[8].RBase0")),
+                                                 op_task.get(*db.find("Header[8].WBase")));
   auto program = read_anec(image, f->name + ".anec", &d);
   ASSERT_TRUE(program.ok()) << program.error().str();
   auto s = sim::Simulator::create(*program);
