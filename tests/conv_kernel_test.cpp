@@ -92,17 +92,27 @@ TEST(ZeroSkippingKernel, H14PutsTwoMasksBeforeTheirWeights) {
                                        0x00, 0x00}));                                // tap 4 (zero) | -
 }
 
+ConvKernelShape make(uint32_t groups, uint32_t cin, uint32_t cout, uint32_t k, bool depthwise, bool bias, uint32_t ocg,
+                     bool sparse, bool small_source) {
+  ConvKernelShape s;
+  s.groups = groups;
+  s.cin = cin;
+  s.cout = cout;
+  s.kh = s.kw = k;
+  s.depthwise = depthwise;
+  s.bias = bias;
+  s.ocg = ocg;
+  s.sparse = sparse;
+  s.small_source = small_source;
+  return s;
+}
+
 TEST(ZeroSkippingKernel, DenseThreeByThreeInterleavesChannelsPerPosition) {
   // 2 input channels, 64 outputs: OCGSize 2, lane l holds outputs 4l..4l+3,
   // 4 slots a position = its 4 channels, two positions per mask. Weights:
   // output o, input i, tap t = 0x3800 + 16 * o + 4 * i + t, except output 1
   // whose taps are all zero.
-  ConvKernelShape s;
-  s.cin = 2;
-  s.cout = 64;
-  s.kh = s.kw = 3;
-  s.ocg = 2;
-  s.sparse = true;
+  const ConvKernelShape s = make(1, 2, 64, 3, false, false, 2, true, false);
   ConvWeights w;
   for (uint16_t o = 0; o < 64; ++o)
     for (uint16_t i = 0; i < 2; ++i)
@@ -147,12 +157,7 @@ TEST(ZeroSkippingKernel, AGroupOfSeveralChunksPutsItsStreamsBackToBack) {
   // bytes (records conv_probe_k1_c256_n1024_s16_st2_g1_bias0_same and
   // conv_probe_k3_c{512,1024}_n1024_s16_st2_g1_bias0_valid: 1024 outputs in
   // planes of 32 hash so, and not with a 64-byte boundary between chunks).
-  ConvKernelShape s;
-  s.cin = 1;
-  s.cout = 64;
-  s.kh = s.kw = 1;
-  s.ocg = 1;
-  s.sparse = true;
+  const ConvKernelShape s = make(1, 1, 64, 1, false, false, 1, true, false);
   ConvWeights w;
   for (uint16_t o = 0; o < 64; ++o) w.weights.push_back(static_cast<uint16_t>(0x3c00 + o));
   auto k = pack_conv_kernel(s, w);
@@ -167,21 +172,6 @@ struct Case {
   const char* name;
   ConvKernelShape shape;
 };
-
-ConvKernelShape make(uint32_t groups, uint32_t cin, uint32_t cout, uint32_t k, bool depthwise, bool bias, uint32_t ocg,
-                     bool sparse, bool small_source) {
-  ConvKernelShape s;
-  s.groups = groups;
-  s.cin = cin;
-  s.cout = cout;
-  s.kh = s.kw = k;
-  s.depthwise = depthwise;
-  s.bias = bias;
-  s.ocg = ocg;
-  s.sparse = sparse;
-  s.small_source = small_source;
-  return s;
-}
 
 TEST(ZeroSkippingKernel, PackThenUnpackGivesTheWeightsBack) {
   const Case cases[] = {

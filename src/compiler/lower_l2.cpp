@@ -16,9 +16,10 @@ namespace ane::compiler::lowering {
 // and the result whole. Where three such tensors pass the L2 address fields
 // (Apple then tiles by a rule no record shows) v4.2.1's blocks are kept.
 static std::optional<Strips> macos26_planar_strips(const Tensor& t) {
-  const uint32_t wl = log2_ceil(t.w);
+  // v4.2.1's block, its height at most 8 - ceil log2 W.
+  const uint32_t v421 = planar_block(t.w, t.h);
   Strips s;
-  s.block = std::min(9u, std::max(4u, wl)) | std::min({5u, log2_ceil(t.h), 8 - std::min(8u, wl)}) << 4;
+  s.block = (v421 & 0xf) | std::min(v421 >> 4, 8 - std::min(8u, log2_ceil(t.w))) << 4;
   s.strip = roundup(uint64_t{std::min(t.w, 1u << (s.block & 0xf))} * 2, 16);
   s.tile_height = t.h;
   if (3 * (uint64_t{t.h} * t.c * s.strip + 0x400) > kL2RowBytesMax) return std::nullopt;

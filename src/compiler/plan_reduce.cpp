@@ -1,6 +1,7 @@
 // Network -> Plan: the Reduction layer (docs/compiler.md, the reduction rows
 // of the layer table), from the mil-hwx-compiler reduction records.
 #include <algorithm>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -95,16 +96,21 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
   // Over the width alone of a taller plane: each row is a group of a
   // one-row reduction (records reduce_probe_*_ax3_1xCxHxW: NumGroups H, the
   // group strides the rows', the row strides the whole tensors').
+  // A tensor's first row seen alone, its row stride the whole tensor's: the
+  // group stride is then the tensor's own row stride (lower.cpp).
+  auto one_row_view = [&](int of) {
+    Tensor row = plan_.tensors[of];
+    row.name += "@row";
+    row.h = 1;
+    row.row_stride = uint64_t{row.c} * row.plane_stride;
+    row.view_of = of;
+    return add_tensor(std::move(row));
+  };
   uint32_t row_groups = 0;
   if (w && !h && in.h > 1) {
     row_groups = in.h;
-    Tensor row = in;
-    row.name = in.name + "@row";
-    row.h = 1;
-    row.row_stride = uint64_t{in.c} * in.plane_stride;
-    row.view_of = *src;
-    in = row;
-    src = add_tensor(std::move(row));
+    src = one_row_view(*src);
+    in = plan_.tensors[*src];
   }
   // The engine reduces whole planes: both axes, or the only one longer than 1.
   if (!((h && w) || (w && in.h == 1) || (h && in.w == 1)))
@@ -135,20 +141,15 @@ Status Planner::plan_reduction(const Layer& l, UnitLowering& ul) {
   t.dst = *dst;
   t.out_channels_w = p.channels_along_width;
   if (row_groups) {
-    Tensor row = plan_.tensors[*dst];
-    row.name += "@row";
-    row.h = 1;
-    row.row_stride = uint64_t{row.c} * row.plane_stride;
-    row.view_of = *dst;
-    t.dst = add_tensor(std::move(row));
+    t.dst = one_row_view(*dst);
     t.row_groups = row_groups;
   }
+  const std::string scale = p.op == "Avg" ? fmt::format(", FinalScale 1/{}", n) : "";
   ul.rule = row_groups ? fmt::format("{} over each row of {}: one planar-engine reduction task, the {} rows its "
                                      "groups (TaskType 5, NumGroups {}{})",
-                                     p.op, in.w, row_groups, row_groups,
-                                     p.op == "Avg" ? fmt::format(", FinalScale 1/{}", n) : "")
+                                     p.op, in.w, row_groups, row_groups, scale)
                       : fmt::format("{} over each {}x{} plane: one planar-engine reduction task (TaskType 5{})", p.op,
-                                    in.h, in.w, p.op == "Avg" ? fmt::format(", FinalScale 1/{}", n) : "");
+                                    in.h, in.w, scale);
   ul.notes.push_back("reduction task registers follow macOS 26 records (v4.2.1 has no reduction sample)");
   if (c)
     ul.notes.push_back(fmt::format("the {} channels of 1x1 planes are read as the rows of one plane (records "
