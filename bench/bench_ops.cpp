@@ -29,8 +29,8 @@
 
 namespace {
 
-constexpr uint32_t kH = 2560, kW = 1600;
-constexpr uint64_t kN = uint64_t{kH} * kW;
+constexpr uint32_t kRows = 2560, kCols = 1600;
+constexpr uint64_t kN = uint64_t{kRows} * kCols;
 
 std::string anec_path(const char* f) {
   const char* env = std::getenv("LIBANE_SHARED_DIR");
@@ -53,18 +53,18 @@ void ref_add(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, std
   for (uint64_t i = 0; i < kN; ++i) y[i] = ane::float_to_fp16(ane::fp16_to_float(a[i]) + ane::fp16_to_float(b[i]));
 }
 void ref_softmax(const std::vector<uint16_t>& x, std::vector<uint16_t>& y) {
-  std::vector<float> row(kW);
-  for (uint32_t r = 0; r < kH; ++r) {
-    const uint16_t* in = x.data() + uint64_t{r} * kW;
+  std::vector<float> row(kCols);
+  for (uint32_t r = 0; r < kRows; ++r) {
+    const uint16_t* in = x.data() + uint64_t{r} * kCols;
     float m = -INFINITY, sum = 0;
-    for (uint32_t i = 0; i < kW; ++i) m = std::max(m, ane::fp16_to_float(in[i]));
-    for (uint32_t i = 0; i < kW; ++i) sum += row[i] = std::exp(ane::fp16_to_float(in[i]) - m);
-    for (uint32_t i = 0; i < kW; ++i) y[uint64_t{r} * kW + i] = ane::float_to_fp16(row[i] / sum);
+    for (uint32_t i = 0; i < kCols; ++i) m = std::max(m, ane::fp16_to_float(in[i]));
+    for (uint32_t i = 0; i < kCols; ++i) sum += row[i] = std::exp(ane::fp16_to_float(in[i]) - m);
+    for (uint32_t i = 0; i < kCols; ++i) y[uint64_t{r} * kCols + i] = ane::float_to_fp16(row[i] / sum);
   }
 }
 
 template <typename F>
-double best_seconds(F&& f) {
+double best_of_three_seconds(F&& f) {
   double best = 1e30;
   for (int rep = 0; rep < 3; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -89,7 +89,7 @@ void bm_op(benchmark::State& state, const char* file, int inputs) {
   for (int i = 0; i < inputs; ++i) {
     in.push_back(random_fp16(10 + i, -8, 8));
     ane::sim::Tensor t;
-    t.nchw = {1, 1, kH, kW};
+    t.nchw = {1, 1, kRows, kCols};
     t.data = in.back();
     if (auto s = sim->set_input("src" + std::to_string(i), t); !s) {
       state.SkipWithError(s.error().str().c_str());
@@ -98,7 +98,7 @@ void bm_op(benchmark::State& state, const char* file, int inputs) {
   }
   std::vector<uint16_t> y(kN);
   const std::string name = file;
-  const double loops = best_seconds([&] {
+  const double loops = best_of_three_seconds([&] {
     if (name.find("tanh") != std::string::npos) ref_tanh(in[0], y);
     if (name.find("add") != std::string::npos) ref_add(in[0], in[1], y);
     if (name.find("softmax") != std::string::npos) ref_softmax(in[0], y);

@@ -25,27 +25,42 @@ void reference_conv(const oracle::ConvRecord& c, const std::vector<uint16_t>& w,
   const uint32_t cin_g = c.cin / c.groups, cout_g = c.cout / c.groups;
   y.assign(uint64_t{c.cout} * c.hout * c.wout, 0);
   mag = y;
+  // Every weight and input as a double once; the sums below read each many times.
+  std::vector<double> wd(w.size()), xd(x.size());
+  for (size_t i = 0; i < w.size(); ++i) wd[i] = fp16_to_float(w[i]);
+  for (size_t i = 0; i < x.size(); ++i) xd[i] = fp16_to_float(x[i]);
+  // Output-row by output-row sums, one weight at a time along each row (the
+  // rows' values are sums of exact products, so the order is immaterial at
+  // the tolerance checked).
   for (uint32_t oc = 0; oc < c.cout; ++oc) {
     const uint32_t g = oc / cout_g;
-    for (uint32_t oy = 0; oy < c.hout; ++oy)
-      for (uint32_t ox = 0; ox < c.wout && checked_row(c, oy); ++ox) {
-        double s = c.bias ? fp16_to_float(bias[oc]) : 0.0, m = std::fabs(s);
-        for (uint32_t i = 0; i < cin_g; ++i)
-          for (uint32_t ky = 0; ky < c.kh; ++ky)
-            for (uint32_t kx = 0; kx < c.kw; ++kx) {
-              const int64_t iy = int64_t{oy} * c.stride + ky - c.pad_top;
-              const int64_t ix = int64_t{ox} * c.stride + kx - c.pad_left;
-              if (iy < 0 || ix < 0 || iy >= c.hin || ix >= c.win) continue;
-              const uint32_t ic = g * cin_g + i;
-              const double wv = fp16_to_float(w[((uint64_t{oc} * cin_g + i) * c.kh + ky) * c.kw + kx]);
-              const double xv = fp16_to_float(x[(uint64_t{ic} * c.hin + iy) * c.win + ix]);
-              s += wv * xv;
-              m += std::fabs(wv * xv);
+    const double b = c.bias ? fp16_to_float(bias[oc]) : 0.0;
+    for (uint32_t oy = 0; oy < c.hout; ++oy) {
+      if (!checked_row(c, oy)) continue;
+      double* yrow = &y[(uint64_t{oc} * c.hout + oy) * c.wout];
+      double* mrow = &mag[(uint64_t{oc} * c.hout + oy) * c.wout];
+      std::fill_n(yrow, c.wout, b);
+      std::fill_n(mrow, c.wout, std::fabs(b));
+      for (uint32_t i = 0; i < cin_g; ++i) {
+        const uint32_t ic = g * cin_g + i;
+        for (uint32_t ky = 0; ky < c.kh; ++ky) {
+          const int64_t iy = int64_t{oy} * c.stride + ky - c.pad_top;
+          if (iy < 0 || iy >= c.hin) continue;
+          const double* xrow = &xd[(uint64_t{ic} * c.hin + uint64_t(iy)) * c.win];
+          for (uint32_t kx = 0; kx < c.kw; ++kx) {
+            const double wv = wd[((uint64_t{oc} * cin_g + i) * c.kh + ky) * c.kw + kx];
+            // Output columns whose input column ox * stride - pad_left + kx is inside.
+            const int64_t shift = int64_t{kx} - c.pad_left;
+            for (uint32_t ox = 0; ox < c.wout; ++ox) {
+              const int64_t ix = int64_t{ox} * c.stride + shift;
+              if (ix < 0 || ix >= c.win) continue;
+              yrow[ox] += wv * xrow[ix];
+              mrow[ox] += std::fabs(wv * xrow[ix]);
             }
-        const uint64_t at = (uint64_t{oc} * c.hout + oy) * c.wout + ox;
-        y[at] = s;
-        mag[at] = m;
+          }
+        }
       }
+    }
   }
 }
 

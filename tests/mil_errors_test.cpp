@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kIdent = "libane mil errors test";
+const std::string kErrorsIdent = "libane mil errors test";
 
 // A program around a body: `func` is line 3, the body starts on line 4.
 std::string wrap(const std::string& inputs, const std::string& body, const std::string& outputs) {
@@ -95,7 +95,7 @@ struct Model {
     auto n = load_model(mil());
     if (!n) return n.error().str();
     CompileOptions o;
-    o.ident = kIdent;
+    o.ident = kErrorsIdent;
     auto c = compile_network(*n, o);
     return c ? "" : c.error().str();
   }
@@ -402,7 +402,7 @@ TEST(MilErrors, BundleMetadata) {
   EXPECT_EQ(n1->outputs[0].name, "q@output");
   EXPECT_EQ(n1->outputs[1].name, "p@output");
   CompileOptions o;
-  o.ident = kIdent;
+  o.ident = kErrorsIdent;
   EXPECT_TRUE(compile_network(*n1, o).ok());
 
   test::TempDir missing;
@@ -454,7 +454,7 @@ TEST(MilErrors, WeightsOption) {
                                    "'): cannot open: No such file or directory");
   // The two spellings of one network compile to the same bytes.
   CompileOptions o;
-  o.ident = kIdent;
+  o.ident = kErrorsIdent;
   EXPECT_TRUE(compile_network(*from_dir, o).ok());
   EXPECT_TRUE(compile_network(*from_file, o).ok());
 }
@@ -491,7 +491,7 @@ TEST(MilErrors, InlineWeightsCompileAsTheirBlob) {
   test::write_text(dir.file("inline.mil"),
                    program("tensor<fp16, [8, 8, 3, 3]>([" + kv + "])", "tensor<fp16, [8]>([" + bv + "])"));
   CompileOptions o;
-  o.ident = kIdent;
+  o.ident = kErrorsIdent;
   auto a = load_model(dir.file("blob.mil"));
   auto c = load_model(dir.file("inline.mil"));
   ASSERT_TRUE(a.ok()) << a.error().str();

@@ -39,7 +39,7 @@ namespace {
 using namespace test::pl;
 
 const std::string kOracles = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/";
-const std::string kIdent = "libane mil test";
+const std::string kNetworkIdent = "libane mil test";
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -91,7 +91,7 @@ Bytes blob_file(const std::vector<std::pair<uint64_t, Bytes>>& records) {
 
 Expected<CompiledProgram> compile_with_ident(const Network& n, CompilerProfile profile = CompilerProfile::V421) {
   CompileOptions o;
-  o.ident = kIdent;
+  o.ident = kNetworkIdent;
   o.profile = profile;
   return compile_network(n, o);
 }

@@ -30,7 +30,7 @@
 namespace ane {
 namespace {
 
-const std::string kDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/binary_div";
+const std::string kDivDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/binary_div";
 
 // Fields hwx-build writes otherwise than Apple, and why. Each entry must be
 // needed by some record (RealDivRecordList), so the list cannot hide a change.
@@ -212,12 +212,12 @@ TEST_P(RealDivRecord, ApplesTasksComputeWhatHwxBuildsDo) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, RealDivRecord, ::testing::ValuesIn(oracle::fixture_files(kDir)),
+INSTANTIATE_TEST_SUITE_P(Records, RealDivRecord, ::testing::ValuesIn(oracle::fixture_files(kDivDir)),
                          oracle::test_name);
 
 TEST(RealDivRecordList, EveryListedFieldIsNeeded) {
   std::set<std::string> used;
-  for (const auto& fx : oracle::fixture_files(kDir)) compare_record(fx, used);
+  for (const auto& fx : oracle::fixture_files(kDivDir)) compare_record(fx, used);
   for (const auto& l : listed_fields()) EXPECT_TRUE(used.count(l.prefix)) << l.prefix;
 }
 

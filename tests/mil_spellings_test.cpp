@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace test::pl;
 
-const std::string kIdent = "libane mil spellings test";
+const std::string kSpellingsIdent = "libane mil spellings test";
 
 // y = relu(conv(x, w, pad 1) + b): x [1, 4, 6, 6], w [8, 4, 3, 3], b [8].
 constexpr uint32_t kCin = 4, kCout = 8, kH = 6, kW = 6;
@@ -161,7 +161,7 @@ Expected<CompiledProgram> compile_path(const std::string& path) {
   auto net = load_model(path);
   if (!net) return net.error();
   CompileOptions o;
-  o.ident = kIdent;
+  o.ident = kSpellingsIdent;
   return compile_network(*net, o);
 }
 
@@ -296,7 +296,7 @@ TEST(MilBundle, AddModelRunsToTheExactProducts) {
   ASSERT_EQ(net->outputs.size(), 1u);
   EXPECT_EQ(net->outputs[0].name, "var_3@output");
   CompileOptions o;
-  o.ident = kIdent;
+  o.ident = kSpellingsIdent;
   auto built = compile_network(*net, o);
   ASSERT_TRUE(built.ok()) << built.error().str();
   auto program = parse_program(built->bytes, "add_model.hwx");

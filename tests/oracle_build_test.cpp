@@ -34,7 +34,7 @@ using namespace test::pl;
 using oracle::reduction_version_field;
 using oracle::version_field;
 
-const std::string kDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/conv";
+const std::string kBuildConvDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/conv";
 
 class OracleBuild : public ::testing::TestWithParam<std::string> {};
 
@@ -180,7 +180,7 @@ TEST_P(OracleReduceBuild, HwxBuildWritesTheRecordsTask) {
             << " version-dependent fields differ\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, OracleBuild, ::testing::ValuesIn(oracle::fixture_files(kDir)), oracle::test_name);
+INSTANTIATE_TEST_SUITE_P(Records, OracleBuild, ::testing::ValuesIn(oracle::fixture_files(kBuildConvDir)), oracle::test_name);
 INSTANTIATE_TEST_SUITE_P(Records, OracleReduceBuild,
                          ::testing::ValuesIn(oracle::fixture_files(std::string(LIBANE_SOURCE_DIR) +
                                                                    "/tests/fixtures/oracles/h13/reduce")),

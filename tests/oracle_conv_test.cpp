@@ -29,7 +29,7 @@
 namespace ane {
 namespace {
 
-const std::string kDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/conv";
+const std::string kConvDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/conv";
 
 uint32_t field(const RegisterImage& r, const char* name) {
   const FieldInfo* f = RegisterDatabase::h13().find(name);
@@ -209,12 +209,12 @@ TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
   std::cout << "[ ran      ] " << f->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, OracleConv, ::testing::ValuesIn(oracle::fixture_files(kDir)), oracle::test_name);
+INSTANTIATE_TEST_SUITE_P(Records, OracleConv, ::testing::ValuesIn(oracle::fixture_files(kConvDir)), oracle::test_name);
 
 TEST(OracleConvFixtures, TheSampleIsComplete) {
   // Three records per (kernel, stride, group kind) of the grid (README), the
   // index-weight records, two tiled records and the smallest 3x3.
-  EXPECT_GE(oracle::fixture_files(kDir).size(), 36u + 8 + 2 + 1 + 24);
+  EXPECT_GE(oracle::fixture_files(kConvDir).size(), 36u + 8 + 2 + 1 + 24);
 }
 
 }  // namespace

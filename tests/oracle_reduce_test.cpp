@@ -22,7 +22,7 @@
 namespace ane {
 namespace {
 
-const std::string kDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/reduce";
+const std::string kReduceDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/reduce";
 
 class OracleReduce : public ::testing::TestWithParam<std::string> {};
 
@@ -73,7 +73,7 @@ TEST_P(OracleReduce, SimulatorRunsTheProgramOrRefusesByName) {
   std::cout << "[ ran      ] " << f->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, OracleReduce, ::testing::ValuesIn(oracle::fixture_files(kDir)), oracle::test_name);
+INSTANTIATE_TEST_SUITE_P(Records, OracleReduce, ::testing::ValuesIn(oracle::fixture_files(kReduceDir)), oracle::test_name);
 
 }  // namespace
 }  // namespace ane

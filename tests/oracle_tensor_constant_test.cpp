@@ -33,11 +33,11 @@
 namespace ane {
 namespace {
 
-const std::string kDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/binary_tensor_constant/";
+const std::string kConstantDir = std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/oracles/h13/binary_tensor_constant/";
 
 std::vector<std::string> records() {
   std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(kDir))
+  for (const auto& e : std::filesystem::directory_iterator(kConstantDir))
     if (e.path().extension() == ".fx") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   return out;

@@ -88,6 +88,12 @@ std::vector<std::string> malformed_sample();
 // "h14_binary_add_1x64x8x8": a fixture's test name (generation and case).
 std::string test_name(const std::string& path);
 
+// test_name as INSTANTIATE_TEST_SUITE_P's name generator.
+struct ParamName {
+  template <typename Info>
+  std::string operator()(const Info& info) const { return test_name(info.param); }
+};
+
 // The record header rule, written from the shared docs: the register
 // addresses a header names (burst: a run; masked: the base plus one word per
 // mask bit).

@@ -78,27 +78,6 @@ Values project_to(const Values& x, double w, uint64_t n, std::optional<double> b
 }
 Values project(const Values& x, double w, std::optional<double> bias = {}) { return project_to(x, w, x.cols, bias); }
 
-// a @ b (a [r, k], b [k, c]; transposed: a @ b^T with b [c, k]), two
-// tensors: the same fp32 bound, each product's operands carrying errors.
-Values matmul(const Values& a, const Values& b, bool transpose_b) {
-  const uint64_t k = a.cols, c = transpose_b ? b.rows : b.cols;
-  Values r(a.rows, c);
-  for (uint64_t i = 0; i < a.rows; ++i)
-    for (uint64_t j = 0; j < c; ++j) {
-      double sum = 0, mag = 0, carried = 0;
-      for (uint64_t t = 0; t < k; ++t) {
-        const uint64_t at = transpose_b ? j * k + t : t * c + j;
-        const double x = a.v[i * k + t], y = b.v[at];
-        sum += x * y;
-        mag += std::fabs(x * y);
-        carried += std::fabs(x) * b.e[at] + std::fabs(y) * a.e[i * k + t] + a.e[i * k + t] * b.e[at];
-      }
-      r.v[i * c + j] = sum;
-      r.e[i * c + j] = carried + double(k) * 0x1p-24 * mag + half_ulp(sum);
-    }
-  return r;
-}
-
 Values add(const Values& a, const Values& b) {
   Values r = a;
   for (size_t i = 0; i < r.v.size(); ++i) {
@@ -277,8 +256,6 @@ const std::map<std::string, std::string> kRefused = {
     {"chain_res_relu_d256", "L2.L2Cfg"},
 };
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
-
 // The table words of the single-operation record of the same function (its
 // constant section is the table alone, listed word by word).
 std::map<uint32_t, double> table_of(const std::string& function) {
@@ -437,7 +414,9 @@ TEST_P(H14Chain, RunsTheMilOrRefusesByName) {
   auto bare = parse_program(packed::assemble_hwx(*fx), fx->file);
   ASSERT_TRUE(bare.ok()) << bare.error().str();
   const std::optional<Bytes> section = rebuild_section(*fx, *bare);
-  if (section) EXPECT_EQ(sha256_hex(*section), fx->constant.sha256) << "the rebuilt constant section differs";
+  if (section) {
+    EXPECT_EQ(sha256_hex(*section), fx->constant.sha256) << "the rebuilt constant section differs";
+  }
   auto program = parse_program(packed::assemble_hwx(*fx, section ? &*section : nullptr), fx->file);
   ASSERT_TRUE(program.ok()) << program.error().str();
 
@@ -485,7 +464,7 @@ TEST_P(H14Chain, RunsTheMilOrRefusesByName) {
   std::cout << "[ ran      ] " << fx->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, H14Chain, ::testing::ValuesIn(packed::operation_fixture_files("chain")), name_of);
+INSTANTIATE_TEST_SUITE_P(Records, H14Chain, ::testing::ValuesIn(packed::operation_fixture_files("chain")), packed::ParamName());
 
 }  // namespace
 }  // namespace ane

@@ -33,15 +33,13 @@
 namespace ane {
 namespace {
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
-
 struct Loaded {
   packed::Fixture fx;
   oracle::ConvRecord conv;
   Program program;
 };
 
-Loaded load(const std::string& path) {
+Loaded load_conv(const std::string& path) {
   Loaded l;
   auto fx = packed::load(path);
   EXPECT_TRUE(fx.ok()) << fx.error().str();
@@ -57,7 +55,7 @@ Loaded load(const std::string& path) {
 class H14Conv : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(H14Conv, RegistersDecodeToTheRecordsParameters) {
-  const Loaded l = load(GetParam());
+  const Loaded l = load_conv(GetParam());
   ASSERT_FALSE(l.program.tasks.empty());
   EXPECT_EQ(l.fx.target, "h14");
   const oracle::ConvRecord& c = l.conv;
@@ -101,7 +99,7 @@ Packed pack(const Loaded& l) {
 }
 
 TEST_P(H14Conv, H13sPackingOfTheWeightsHashesToTheRecord) {
-  const Loaded l = load(GetParam());
+  const Loaded l = load_conv(GetParam());
   ASSERT_FALSE(l.program.tasks.empty());
   const Packed p = pack(l);
   if (!p.section) {
@@ -113,7 +111,7 @@ TEST_P(H14Conv, H13sPackingOfTheWeightsHashesToTheRecord) {
 }
 
 TEST_P(H14Conv, SimulatorRunsTheTaskOrRefusesByName) {
-  const Loaded l = load(GetParam());
+  const Loaded l = load_conv(GetParam());
   ASSERT_FALSE(l.program.tasks.empty());
   const Packed pk = pack(l);
   // Apple's bytes where they are rebuilt (the hash test proves it), else
@@ -145,7 +143,7 @@ TEST_P(H14Conv, SimulatorRunsTheTaskOrRefusesByName) {
   EXPECT_NE(summary.find("conv"), std::string::npos) << summary;
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, H14Conv, ::testing::ValuesIn(packed::operation_fixture_files("conv")), name_of);
+INSTANTIATE_TEST_SUITE_P(Records, H14Conv, ::testing::ValuesIn(packed::operation_fixture_files("conv")), packed::ParamName());
 
 }  // namespace
 }  // namespace ane

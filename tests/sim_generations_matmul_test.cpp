@@ -31,8 +31,6 @@
 namespace ane {
 namespace {
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
-
 // Apple's envelope campaign also multiplies two function inputs, or a
 // constant x by an input w: other programs (a kernel read from a tile-DMA
 // tensor, interleaved formats), refused by name.
@@ -49,7 +47,7 @@ struct Matmul {
   oracle::Constants weights;
 };
 
-Matmul load(const std::string& path) {
+Matmul load_matmul(const std::string& path) {
   Matmul mm;
   auto fx = packed::load(path);
   EXPECT_TRUE(fx.ok()) << fx.error().str();
@@ -84,7 +82,7 @@ Expected<Program> with_weights(const packed::Fixture& f, const Bytes& section) {
 class GenerationMatmul : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GenerationMatmul, H13sConvolutionPackingOfTheWeightsHashesToTheRecord) {
-  const Matmul mm = load(GetParam());
+  const Matmul mm = load_matmul(GetParam());
   if (runtime_weights(mm.fx)) return;  // no constant weights
   ASSERT_EQ(test::packed_conv_tasks(mm.program).size(), 1u);
   const packed::Section& k = kernel_section(mm.fx);
@@ -94,7 +92,7 @@ TEST_P(GenerationMatmul, H13sConvolutionPackingOfTheWeightsHashesToTheRecord) {
 }
 
 TEST_P(GenerationMatmul, SimulatorRunsTheProductOrRefusesByName) {
-  const Matmul mm = load(GetParam());
+  const Matmul mm = load_matmul(GetParam());
   if (runtime_weights(mm.fx)) {
     auto s = sim::Simulator::create(mm.program);
     Status st = s ? s->run() : Status(s.error());
@@ -125,16 +123,30 @@ TEST_P(GenerationMatmul, SimulatorRunsTheProductOrRefusesByName) {
   // The rounding to fp16 adds half an ulp.
   const bool fixed = program->generation >= Generation::H16;
   auto exponent = [](double v) { return std::max(std::ilogb(v), -14); };  // subnormals: -14
+  // Each operand's value and exponent once (the sums below use them m, n times).
+  auto values_of = [&](const std::vector<uint16_t>& h, std::vector<double>& v, std::vector<int>& e) {
+    v.resize(h.size());
+    e.resize(h.size());
+    for (size_t i = 0; i < h.size(); ++i) {
+      v[i] = fp16_to_float(h[i]);
+      e[i] = exponent(v[i]);
+    }
+  };
+  std::vector<double> xs, ws;
+  std::vector<int> xe, we;
+  values_of(x.data, xs, xe);
+  values_of(mm.weights.weights, ws, we);
+  ASSERT_GE(ws.size(), mm.n * mm.k);
   double worst = 0;
   for (uint64_t r = 0; r < mm.m; ++r)
     for (uint64_t col = 0; col < mm.n; ++col) {
       double want = 0, mag = 0, fixed_bound = 0;
+      const uint64_t xr = r * mm.k, wc = col * mm.k;
       for (uint64_t i = 0; i < mm.k; ++i) {
-        const double a = fp16_to_float(x.data[r * mm.k + i]), b = fp16_to_float(mm.weights.weights[col * mm.k + i]);
-        const double p = a * b;
+        const double p = xs[xr + i] * ws[wc + i];
         want += p;
         mag += std::fabs(p);
-        if (p != 0) fixed_bound += exponent(a) + exponent(b) >= -16 ? 0x1p-17 : std::fabs(p);
+        if (fixed && p != 0) fixed_bound += xe[xr + i] + we[wc + i] >= -16 ? 0x1p-17 : std::fabs(p);
       }
       const double got = fp16_to_float(run->data[r * mm.n + col]);
       const double ulp = std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(want), 0x1p-14)), -14) - 10);
@@ -145,7 +157,7 @@ TEST_P(GenerationMatmul, SimulatorRunsTheProductOrRefusesByName) {
   std::cout << "[ ran      ] " << mm.fx.name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, GenerationMatmul, ::testing::ValuesIn(packed::operation_fixture_files("matmul")), name_of);
+INSTANTIATE_TEST_SUITE_P(Records, GenerationMatmul, ::testing::ValuesIn(packed::operation_fixture_files("matmul")), packed::ParamName());
 
 }  // namespace
 }  // namespace ane

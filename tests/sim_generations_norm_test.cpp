@@ -21,11 +21,9 @@
 namespace ane {
 namespace {
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
-
 // The records the simulator refuses, each by a word docs/simulator.md names:
 // layer_norm over the three axes of [1,64,8,8] (InDepth 8).
-bool expected_refused(const std::string& name) {
+bool norm_refused(const std::string& name) {
   static const std::set<std::string> kRefused = {
       "layer_norm_1x64x8x8",
   };
@@ -132,7 +130,7 @@ TEST_P(H14Norm, SimulatorRunsTheProgramOrRefusesByName) {
   for (int k = 0; k < 4; ++k) x.nchw[k] = static_cast<uint32_t>(shape[k]);
   x.data = test::uniform_fp16(x.elements(), -4, 4, 29);
   auto run = test::run_one_input(*program, x);
-  if (expected_refused(fx->name)) {
+  if (norm_refused(fx->name)) {
     ASSERT_FALSE(run.ok()) << fx->name << " ran, but the simulator does not claim it";
     EXPECT_EQ(run.error().message.rfind("unsupported: ", 0), 0u) << run.error().message;
     std::cout << "[ refused  ] " << fx->name << ": " << run.error().message << "\n";
@@ -169,7 +167,7 @@ TEST_P(H14Norm, SimulatorRunsTheProgramOrRefusesByName) {
   std::cout << "[ ran      ] " << fx->name << ": worst error " << fmt::format("{:.2f}", worst) << " of tolerance\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, H14Norm, ::testing::ValuesIn(packed::operation_fixture_files("norm")), name_of);
+INSTANTIATE_TEST_SUITE_P(Records, H14Norm, ::testing::ValuesIn(packed::operation_fixture_files("norm")), packed::ParamName());
 
 }  // namespace
 }  // namespace ane

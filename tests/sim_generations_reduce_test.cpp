@@ -25,14 +25,12 @@
 namespace ane {
 namespace {
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
-
 // The record the simulator refuses, for a word docs/simulator.md names
 // (InDepth 8, as on H13). Every other record runs,
 // h14norm_reduce_max_ax2_1x32x4x4 by rule U12 (its last task leaves L2Cfg
 // unwritten after the task before wrote 4), h14norm_reduce_mean_ax2_1x128x16x16
 // by rule U2 (Cin unwritten: 16, the H rows it reads as channels).
-bool expected_refused(const std::string& name) {
+bool reduce_refused(const std::string& name) {
   static const std::set<std::string> kRefused = {"h14norm_reduce_sum_ax1_2_3_1x64x8x8"};
   return kRefused.count(name) != 0;
 }
@@ -61,7 +59,7 @@ TEST_P(H14Reduce, SimulatorRunsTheProgramOrRefusesByName) {
   x.data.resize(x.elements());
   for (auto& v : x.data) v = float_to_fp16(u(rng));
   auto run = test::run_one_input(*program, x);
-  if (expected_refused(fx->name)) {
+  if (reduce_refused(fx->name)) {
     ASSERT_FALSE(run.ok()) << fx->name << " ran, but the simulator does not claim it";
   } else {
     ASSERT_TRUE(run.ok()) << run.error().str();
@@ -101,7 +99,7 @@ TEST(H14ReduceView, GroupStridesInL2AreH13sWords) {
     EXPECT_EQ(view->h13.word(address), h13->tasks.at(1).word(address)) << std::hex << address;
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, H14Reduce, ::testing::ValuesIn(packed::operation_fixture_files("reduce")), name_of);
+INSTANTIATE_TEST_SUITE_P(Records, H14Reduce, ::testing::ValuesIn(packed::operation_fixture_files("reduce")), packed::ParamName());
 
 }  // namespace
 }  // namespace ane

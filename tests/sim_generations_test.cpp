@@ -29,8 +29,6 @@
 namespace ane {
 namespace {
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& info) { return packed::test_name(info.param); }
-
 // What the simulator runs so far (docs/simulator.md, "Other generations"):
 // single-task binary element-wise programs of H14 - H17 (H18's tile-DMA
 // formats are not mapped), the broadcast campaign's records whose operands
@@ -399,7 +397,7 @@ TEST_P(PackedRun, RunsTheMilOperationOrRefusesByName) {
   EXPECT_LE(differ, out.size() / 1000) << "elements one unit apart";
 }
 
-INSTANTIATE_TEST_SUITE_P(Records, PackedRun, ::testing::ValuesIn(packed::fixture_files()), name_of);
+INSTANTIATE_TEST_SUITE_P(Records, PackedRun, ::testing::ValuesIn(packed::fixture_files()), packed::ParamName());
 
 }  // namespace
 }  // namespace ane

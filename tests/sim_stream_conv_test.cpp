@@ -70,12 +70,12 @@ Expected<Program> compile_conv(const ConvShape& s, test::TempDir& dir) {
   return test::compile_net(n, dir);
 }
 
-struct Outcome {
+struct ConvOutcome {
   std::vector<uint16_t> out;
   uint64_t peak = 0;
 };
 
-Outcome run(const Program& p, const std::vector<uint16_t>& x, const ConvShape& s, bool traced,
+ConvOutcome run(const Program& p, const std::vector<uint16_t>& x, const ConvShape& s, bool traced,
         const sim::Options& o) {
   auto sim = sim::Simulator::create(p, o);
   EXPECT_TRUE(sim.ok()) << (sim ? "" : sim.error().str());
@@ -88,7 +88,7 @@ Outcome run(const Program& p, const std::vector<uint16_t>& x, const ConvShape& s
   if (traced) hook = [](const sim::TraceRecord&) {};
   auto st = sim->run(hook);
   EXPECT_TRUE(st.ok()) << (st ? "" : st.error().str());
-  Outcome r;
+  ConvOutcome r;
   r.peak = sim->machine().peak_bytes();
   auto out = sim->read_buffer("y@output");
   EXPECT_TRUE(out.ok());
@@ -140,7 +140,7 @@ bool blas_sums_independent_of_cut() {
   return ::testing::AssertionSuccess();
 }
 
-std::vector<sim::Options> every_numerics() {
+std::vector<sim::Options> streamed_conv_numerics() {
   // The accumulator and product options always take the whole-tensor path
   // (conv_streamable), as bias=after-round does; the slow ones are left out.
   std::vector<sim::Options> all(4);
@@ -173,15 +173,15 @@ TEST(SimStreamConv, BlocksOfPixelsGiveTheWholeTensorPathsBits) {
     for (size_t i = 0; i < x.size(); i += 101) x[i] = static_cast<uint16_t>(0x0001 + i % 0x3ff);
     for (size_t i = 7; i < x.size(); i += 4999) x[i] = 0x7bff;
     x[x.size() / 2] = 0x7e00;
-    for (const auto& o : every_numerics()) {
-      const Outcome streamed = run(*p, x, s, false, o), whole = run(*p, x, s, true, o);
+    for (const auto& o : streamed_conv_numerics()) {
+      const ConvOutcome streamed = run(*p, x, s, false, o), whole = run(*p, x, s, true, o);
       ASSERT_TRUE(paths_agree(streamed.out, whole.out))
           << "options: " << fmt::format("{}", fmt::join(sim::describe_options(o), " "));
     }
     // Streamed, the task holds a block's worth of fp32 per worker (about
     // 256 KiB each) and the input rows under one, instead of fp32 copies of
     // its whole input, windows and result.
-    const Outcome streamed = run(*p, x, s, false, {}), whole = run(*p, x, s, true, {});
+    const ConvOutcome streamed = run(*p, x, s, false, {}), whole = run(*p, x, s, true, {});
     const uint64_t out_pixels = streamed.out.size() / s.cout;
     const uint64_t windows = s.k == 1 && !s.column ? 0 : uint64_t(s.cin) * (s.column ? 9 : s.k * s.k) * out_pixels;
     const uint64_t fp32_copies = (uint64_t(s.cin) * s.h * s.w + windows + uint64_t(s.cout) * out_pixels) * 4;
@@ -261,7 +261,7 @@ TEST(SimStreamConv, SumsDoNotDependOnTheCoreCount) {
     auto p = compile_conv(s, dir);
     ASSERT_TRUE(p.ok()) << p.error().str();
     const auto x = test::uniform_fp16(size_t(s.cin) * s.h * s.w, -2, 2, 13);
-    const Outcome streamed = run(*p, x, s, false, {}), whole = run(*p, x, s, true, {});
+    const ConvOutcome streamed = run(*p, x, s, false, {}), whole = run(*p, x, s, true, {});
     cpu_set_t one;
     CPU_ZERO(&one);
     for (int c = 0; c < CPU_SETSIZE; ++c)
@@ -270,7 +270,7 @@ TEST(SimStreamConv, SumsDoNotDependOnTheCoreCount) {
         break;
       }
     ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
-    const Outcome streamed1 = run(*p, x, s, false, {}), whole1 = run(*p, x, s, true, {});
+    const ConvOutcome streamed1 = run(*p, x, s, false, {}), whole1 = run(*p, x, s, true, {});
     ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
     ASSERT_FALSE(streamed.out.empty());
     EXPECT_EQ(streamed1.out, streamed.out) << "streamed path";

@@ -18,8 +18,6 @@ constexpr uint64_t kCompactTaskBytes = 0x1f8;  // first task of the macOS 26 com
 constexpr uint32_t kCompactKernelStream = 0x4401F800;  // its first stream header (17 KernelDMASrc words)
 constexpr int kKernelSlot = 1, kIntermediateSlot = 3, kFirstTensorSlot = 4;
 
-uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
-
 uint32_t load_u32(std::span<const uint8_t> b, uint64_t off) {
   return b[off] | b[off + 1] << 8 | b[off + 2] << 16 | uint32_t{b[off + 3]} << 24;
 }

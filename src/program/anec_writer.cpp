@@ -10,7 +10,6 @@ namespace ane {
 
 namespace {
 
-uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 uint64_t tiles_of(uint64_t bytes) { return round_up(bytes, kAnecTileBytes) / kAnecTileBytes; }
 
 struct ExportSlot {

@@ -44,6 +44,7 @@
 
 #include "ane/registers.h"
 #include "field_names.h"
+#include "table_shorthands.h"
 
 namespace ane {
 namespace {
@@ -61,12 +62,7 @@ struct Row {
   uint8_t stride = 4;  // bytes between them
 };
 
-constexpr const char* kUnnamed = "";
-
-constexpr Confidence Pub = Confidence::Published;
-constexpr Confidence Claimed = Confidence::Claimed;
-constexpr Confidence Inferred = Confidence::Inferred;
-constexpr Confidence Unknown = Confidence::Unknown;
+using namespace table_shorthands;
 
 // clang-format off
 constexpr BlockInfo kBlocks[] = {

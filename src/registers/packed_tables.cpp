@@ -22,6 +22,7 @@
 
 #include "ane/registers.h"
 #include "field_names.h"
+#include "table_shorthands.h"
 
 namespace ane {
 namespace {
@@ -65,10 +66,7 @@ struct FieldRow {
   uint8_t stride = 4;  // bytes between them
 };
 
-constexpr Confidence Claimed = Confidence::Claimed;
-constexpr Confidence Inferred = Confidence::Inferred;
-constexpr Confidence Unknown = Confidence::Unknown;
-constexpr const char* kUnnamed = "";
+using namespace table_shorthands;
 
 #include "packed_rows.inc"
 

@@ -9,8 +9,6 @@ namespace ane::sim::detail {
 
 namespace {
 
-const RegisterDatabase& h13() { return h13_database(); }
-
 // The row of a per-generation table for generation g; nullptr if none.
 template <typename Row, size_t N>
 const Row* row_for(const Row (&table)[N], Generation g) {
@@ -22,19 +20,19 @@ const Row* row_for(const Row (&table)[N], Generation g) {
 // H13's kernel DMA reading the data of descriptor entry `entry` (Header[9]);
 // false when the entry does not fit KBase0.
 bool set_kernel_data(RegisterImage& v, uint32_t entry) {
-  const FieldInfo* kbase0 = h13().find("Header[9].KBase0");
+  const FieldInfo* kbase0 = h13_database().find("Header[9].KBase0");
   if (entry >= (1u << kbase0->width)) return false;
   v.set(*kbase0, entry);
-  v.set(*h13().find("Header[9].KBE0"), 1);
+  v.set(*h13_database().find("Header[9].KBE0"), 1);
   return true;
 }
 
 // H13's coefficient lane `lane` on, reading `size` bytes at `offset` of that data.
 void set_kernel_lane(RegisterImage& v, uint32_t lane, uint32_t offset, uint32_t size) {
   const std::string n = std::to_string(lane);
-  v.set(*h13().find(("KernelDMASrc.CoeffDMAConfig[" + n + "].En").c_str()), 1);
-  v.set_word(h13().find(("KernelDMASrc.CoeffBaseAddr[" + n + "].Addr").c_str())->address, offset);
-  v.set_word(h13().find(("KernelDMASrc.CoeffBfrSize[" + n + "].MemBfrSize").c_str())->address, size);
+  v.set(*h13_database().find(("KernelDMASrc.CoeffDMAConfig[" + n + "].En").c_str()), 1);
+  v.set_word(h13_database().find(("KernelDMASrc.CoeffBaseAddr[" + n + "].Addr").c_str())->address, offset);
+  v.set_word(h13_database().find(("KernelDMASrc.CoeffBfrSize[" + n + "].MemBfrSize").c_str())->address, size);
 }
 
 // The table DMA. Every table activation record writes the same words on its
@@ -184,7 +182,7 @@ Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
   if (!found) return refuse("not mapped on this generation");
   const ConvKernelDma& d = *found;
   const uint32_t first = g.word(d.first);
-  const bool sparse = v.get(*h13().find("NE.KernelCfg.SparseFmt")) != 0;
+  const bool sparse = v.get(*h13_database().find("NE.KernelCfg.SparseFmt")) != 0;
   if (!g.written(d.first) || (first & ~0xf03e0u) != 0 || (first & 0xf0000u) == 0 ||
       ((first & 0x20u) != 0) != sparse)
     return refuse(fmt::format("{:#x}={:#x} (every record: slot bits 16-19, a cache hint in bits 6-9, bit 5 with the "
@@ -225,13 +223,13 @@ Status conv_kernel_dma(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
   for (uint32_t a : {d.first, d.base, d.high}) covered[a] = 0xffffffffu;
   const FieldInfo* ocg = g.database().find("Common.OCGCfg.OCGSize");
   if (!g.written(ocg->address)) {
-    v.set(*h13().find("Common.ConvCfg.OCGSize"), 3);
+    v.set(*h13_database().find("Common.ConvCfg.OCGSize"), 3);
     notes.push_back(kOcgNote);
   }
   const FieldInfo* kernel_fmt = g.database().find("NE.KernelCfg.KernelFmt");
   if (!g.written(kernel_fmt->address)) {
-    v.set(*h13().find("NE.KernelCfg.KernelFmt"), 2);
-    v.set(*h13().find("NE.KernelCfg.PalettizedBits"), 8);
+    v.set(*h13_database().find("NE.KernelCfg.KernelFmt"), 2);
+    v.set(*h13_database().find("NE.KernelCfg.PalettizedBits"), 8);
     notes.push_back(kKernelCfgNote);
   }
   return Ok{};
@@ -257,7 +255,7 @@ Status h18_formats(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
       return unsupported_in(word_name(g.database(), f.address, g.word(f.address)) +
                                 fmt::format(" (H18's format words are known for fp16 tensors only: {:#x})", f.h18),
                             t.index);
-    v.set_word(h13().find(f.h13_field)->address, f.h13);
+    v.set_word(h13_database().find(f.h13_field)->address, f.h13);
     covered[f.address] = 0xffffffffu;
   }
   return Ok{};

@@ -13,8 +13,6 @@ namespace ane::sim::detail {
 
 namespace {
 
-const RegisterDatabase& h13() { return h13_database(); }
-
 constexpr uint32_t kAll = 0xffffffffu;
 constexpr Harmless kHarmless[] = {
     // DMA-config words: bit 0 is the named En; the rest are H13's cache hints.
@@ -98,9 +96,9 @@ bool l2_base(std::string_view h13_field) {
 }
 
 bool h13_unnamed_l2_word(uint32_t offset) {
-  const BlockInfo& l2 = h13().block(Block::L2);
+  const BlockInfo& l2 = h13_database().block(Block::L2);
   if (offset >= 4 * l2.words) return false;
-  const auto fields = h13().fields_at(Block::L2, l2.base + offset);
+  const auto fields = h13_database().fields_at(Block::L2, l2.base + offset);
   return !fields.empty() && std::all_of(fields.begin(), fields.end(),
                                         [](const FieldInfo* f) { return f->reg.rfind("Unk", 0) == 0; });
 }
@@ -173,7 +171,7 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
                         std::map<uint32_t, uint32_t>& covered) {
   const RegisterImage& g = t.regs;
   const RegisterDatabase& gdb = g.database();
-  auto h13v = [&](const char* n) { return v.get(*h13().find(n)); };
+  auto h13v = [&](const char* n) { return v.get(*h13_database().find(n)); };
   if (h13v("Common.InDim.Win") != 1 || h13v("Common.InDim.Hin") != 1 || h13v("Common.OutDim.Wout") != 1 ||
       h13v("Common.OutDim.Hout") != 1)
     return false;
@@ -187,11 +185,11 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
     const uint32_t ocg_word = t.generation <= Generation::H15 ? 0x1c : 0x40;  // Common block offsets
     if (g.written(ocg_word) && g.word(ocg_word) == 2) covered[ocg_word] |= 2;
     // The layout marks, not a kernel's output chunks or a transposed result.
-    v.set(*h13().find("Common.ConvCfg.OCGSize"), 0);
-    v.set(*h13().find("Common.Cfg.ChannelsInner"), 0);
-    v.set(*h13().find("Common.GroupConvCfg.UnicastCin"), 1);
-    v.set(*h13().find("L2.ConvResultChannelStride.Stride"), 1);
-    v.set(*h13().find("L2.ConvResultRowStride.Stride"), h13v("Common.Cout.Cout"));
+    v.set(*h13_database().find("Common.ConvCfg.OCGSize"), 0);
+    v.set(*h13_database().find("Common.Cfg.ChannelsInner"), 0);
+    v.set(*h13_database().find("Common.GroupConvCfg.UnicastCin"), 1);
+    v.set(*h13_database().find("L2.ConvResultChannelStride.Stride"), 1);
+    v.set(*h13_database().find("L2.ConvResultRowStride.Stride"), h13v("Common.Cout.Cout"));
     return true;
   }
   // The reading side: the planar engine's second source from L2 with its
@@ -213,13 +211,13 @@ bool one_position_in_l2(const Program& program, const Task& t, RegisterImage& v,
   // Bit 9 (Src2ChannelsW, named on H14): here the layout U6 lays one channel
   // per 16 bytes.
   covered[broadcast->address] |= 0x200u;
-  v.set(*h13().find("Common.Broadcast.Src2ChannelsW"), 0);
+  v.set(*h13_database().find("Common.Broadcast.Src2ChannelsW"), 0);
   return true;
 }
 
 bool rows_copy_packing(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered) {
   const RegisterImage& g = t.regs;
-  auto h13v = [&](const char* n) { return v.get(*h13().find(n)); };
+  auto h13v = [&](const char* n) { return v.get(*h13_database().find(n)); };
   const FieldInfo* cfg = g.database().find("Common.Cfg.TaskType");
   if (!cfg || !g.written(cfg->address) || (g.word(cfg->address) & 0x30000000u) != 0x30000000u) return false;
   if (h13v("Common.Cfg.TaskType") != 0 || h13v("NE.MACCfg.OpMode") != 4 || h13v("NE.MACCfg.KernelMode") != 1 ||
@@ -231,9 +229,9 @@ bool rows_copy_packing(const Task& t, RegisterImage& v, std::map<uint32_t, uint3
       h13v("Common.ConvCfg.OCGSize") != static_cast<uint32_t>(std::countr_zero(unicast)))
     return false;
   covered[cfg->address] |= 0x20000000u;
-  v.set(*h13().find("Common.ConvCfg.OCGSize"), 0);
-  v.set(*h13().find("Common.GroupConvCfg.UnicastEn"), 0);
-  v.set(*h13().find("Common.GroupConvCfg.UnicastCin"), 1);
+  v.set(*h13_database().find("Common.ConvCfg.OCGSize"), 0);
+  v.set(*h13_database().find("Common.GroupConvCfg.UnicastEn"), 0);
+  v.set(*h13_database().find("Common.GroupConvCfg.UnicastCin"), 1);
   return true;
 }
 
@@ -257,7 +255,7 @@ Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
       return unsupported_in(fmt::format("{} {}={:#x} (not an fp16 value)", generation_name(t.generation), name,
                                         g.get(*f)),
                             t.index);
-    v.set(*h13().find(h13_name), h);
+    v.set(*h13_database().find(h13_name), h);
     covered[f->address] = 0xffffffffu;
   }
   return Ok{};
@@ -265,7 +263,7 @@ Status fp32_scales(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>
 
 Status l2_group_strides(const Task& t, RegisterImage& v, std::map<uint32_t, uint32_t>& covered, bool source_dma,
                         bool result_dma, std::vector<std::string>& notes) {
-  const uint32_t groups = v.get(*h13().find("Common.GroupConvCfg.NumGroups"));
+  const uint32_t groups = v.get(*h13_database().find("Common.GroupConvCfg.NumGroups"));
   auto refuse = [&] {
     return unsupported_in(fmt::format("{} {} groups over a tensor kept in L2 (the L2 group stride is not "
                                       "established)",
@@ -283,7 +281,7 @@ Status l2_group_strides(const Task& t, RegisterImage& v, std::map<uint32_t, uint
   for (const Stride& s : strides) {
     if (!s.in_l2) continue;
     if (!g.written(s.address)) return refuse();
-    v.set(*h13().find(s.h13_field), g.word(s.address));
+    v.set(*h13_database().find(s.h13_field), g.word(s.address));
     covered[s.address] = 0xffffffffu;
   }
   notes.push_back(kL2GroupNote);

@@ -22,8 +22,6 @@ const RegisterDatabase& h13_database() { return RegisterDatabase::h13(); }
 
 namespace {
 
-const RegisterDatabase& h13() { return h13_database(); }
-
 }  // namespace
 
 std::string word_name(const RegisterDatabase& db, uint32_t address, uint32_t value) {
@@ -56,7 +54,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   const RegisterDatabase& gdb = g.database();
   const Generation gen = t.generation;
   const char* gname = generation_name(gen);
-  PackedView view{RegisterImage(h13()), {}, {}};
+  PackedView view{RegisterImage(h13_database()), {}, {}};
   std::vector<const char*> sixteen;  // Cin / Cout taken as 16 (U2)
   std::vector<const char*> widths;   // Win / Wout taken as 256 (U14)
   RegisterImage& v = view.h13;
@@ -139,7 +137,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
 
   for (const FieldInfo& f : gdb.fields()) {
     if (f.block == Block::Header || f.reg.rfind("Unk", 0) == 0) continue;
-    const FieldInfo* hf = h13().find(h13_name(f));
+    const FieldInfo* hf = h13_database().find(h13_name(f));
     if (!hf) continue;
     if (g.field_written(f)) {
       v.set(*hf, g.get(f));
@@ -155,8 +153,8 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   }
 
   if (!reset.empty()) view.notes.push_back(fmt::format("{} (earlier: {})", kResetNote, fmt::join(reset, ", ")));
-  for (const char* name : sixteen) v.set(*h13().find(name), 16);
-  for (const char* name : widths) v.set(*h13().find(name), kUnwrittenWidth);
+  for (const char* name : sixteen) v.set(*h13_database().find(name), 16);
+  for (const char* name : widths) v.set(*h13_database().find(name), kUnwrittenWidth);
   if (Status s = fp32_scales(t, v, covered); !s) return s.error();
   if (Status s = h18_formats(t, v, covered); !s) return s.error();
   abs_bits(t, covered);
@@ -173,14 +171,14 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
     if (!s || !s->relocated())
       return unsupported_in(fmt::format("{} {} written without a relocation tag", gname, f->name), t.index);
     const uint32_t slot = s->relocation();
-    const FieldInfo* slot_field = h13().find(b.slot);
+    const FieldInfo* slot_field = h13_database().find(b.slot);
     if (slot >= (1u << slot_field->width))
       return unsupported_in(fmt::format("{} {} bound to descriptor entry {}", gname, f->name, slot), t.index);
     // A tile DMA may read the constant section: a tensor constant from a
     // weight blob, or a divisor's reciprocals, lies there as the compiler
     // laid it (docs/simulator.md, "Constants").
     v.set(*slot_field, slot);
-    v.set(*h13().find(b.enable), 1);
+    v.set(*h13_database().find(b.enable), 1);
     const uint32_t high = f->address + 4;
     if (g.written(high)) {
       if (g.word(high) != 0) return unsupported_in(word_name(gdb, high, g.word(high)) + " (a base above 4 GiB)", t.index);
@@ -190,21 +188,21 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
 
   // H14+ write the second source's format word like the first's; H13 writes
   // 0x00002030 for the same fp16 operand (binary_add_1x64x8x8 on both).
-  const FieldInfo* src2_fmt = h13().find("TileDMASrc.Src2Fmt.FmtMode");
+  const FieldInfo* src2_fmt = h13_database().find("TileDMASrc.Src2Fmt.FmtMode");
   if (v.word(src2_fmt->address) == 0x01002031) v.set_word(src2_fmt->address, 0x00002030);
 
   // The task's engine: H13 marks neural-engine tasks with ENE (the number of
   // cores), H14+ only by TaskType (0 = NE).
-  const uint32_t type = v.get(*h13().find("Common.Cfg.TaskType"));
+  const uint32_t type = v.get(*h13_database().find("Common.Cfg.TaskType"));
   if (type == 0) {
-    v.set(*h13().find("Header[8].ENE"), 1);
+    v.set(*h13_database().find("Header[8].ENE"), 1);
     // A convolution: MACCfg written with OpMode 0 and KernelMode 0 (H13's).
     const FieldInfo* mac_op = gdb.find("NE.MACCfg.OpMode");
-    const bool conv = mac_op && g.written(mac_op->address) && v.get(*h13().find("NE.MACCfg.OpMode")) == 0 &&
-                      v.get(*h13().find("NE.MACCfg.KernelMode")) == 0;
+    const bool conv = mac_op && g.written(mac_op->address) && v.get(*h13_database().find("NE.MACCfg.OpMode")) == 0 &&
+                      v.get(*h13_database().find("NE.MACCfg.KernelMode")) == 0;
     // A table activation's own DMA; a convolution's table rides in its
     // weight lanes instead, the table DMA unwritten (U15).
-    if (v.get(*h13().find("NE.MACCfg.NonlinearMode")) == 2 && (!conv || table_dma_written(t)))
+    if (v.get(*h13_database().find("NE.MACCfg.NonlinearMode")) == 2 && (!conv || table_dma_written(t)))
       if (Status s = table_dma(t, v, covered); !s) return s.error();
     if (conv)
       if (Status s = conv_kernel_dma(t, v, covered, view.notes); !s) return s.error();
@@ -212,9 +210,9 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
 
   // Every operand and the result through tile DMA: L2 then only stages the
   // values, and its layout words have no effect on them.
-  const bool dma_only = v.get(*h13().find("L2.SourceCfg.SourceType")) == 2 &&
-                        v.get(*h13().find("L2.ResultCfg.ResultType")) == 2 &&
-                        (type != 3 || v.get(*h13().find("L2.SourceCfg.Source2Type")) == 2);
+  const bool dma_only = v.get(*h13_database().find("L2.SourceCfg.SourceType")) == 2 &&
+                        v.get(*h13_database().find("L2.ResultCfg.ResultType")) == 2 &&
+                        (type != 3 || v.get(*h13_database().find("L2.SourceCfg.Source2Type")) == 2);
   if (!dma_only) {  // U4: which L2 bases the task leaves to be 0
     const std::pair<const char*, bool> bases[] = {{"L2.SourceBase.Addr", !source_dma},
                                                   {"L2.Source2Base.Addr", type == 3 && !source2_dma},
@@ -228,7 +226,7 @@ Expected<PackedView> packed_view(const Program& program, const Task& t, EarlierW
   }
   // Groups over a tensor kept in L2 step by the L2 group stride, a word H13
   // leaves unnamed (H14's batch broadcasts repeat one copy across groups).
-  if (!dma_only && v.get(*h13().find("Common.GroupConvCfg.NumGroups")) > 1)
+  if (!dma_only && v.get(*h13_database().find("Common.GroupConvCfg.NumGroups")) > 1)
     if (Status s = l2_group_strides(t, v, covered, source_dma, result_dma, view.notes); !s) return s.error();
 
   for (const auto& [address, bits] : covered) {
