@@ -20,7 +20,7 @@ bool checked_row(const oracle::ConvRecord& c, uint32_t oy) {
   return oy % step == 0 || oy + 1 == c.hout;
 }
 
-void reference_conv(const oracle::ConvRecord& c, const std::vector<uint16_t>& w, const std::vector<uint16_t>& bias,
+LIBANE_REFERENCE_LOOP void reference_conv(const oracle::ConvRecord& c, const std::vector<uint16_t>& w, const std::vector<uint16_t>& bias,
                     const std::vector<uint16_t>& x, std::vector<double>& y, std::vector<double>& mag) {
   const uint32_t cin_g = c.cin / c.groups, cout_g = c.cout / c.groups;
   y.assign(uint64_t{c.cout} * c.hout * c.wout, 0);
@@ -49,13 +49,15 @@ void reference_conv(const oracle::ConvRecord& c, const std::vector<uint16_t>& w,
           const double* xrow = &xd[(uint64_t{ic} * c.hin + uint64_t(iy)) * c.win];
           for (uint32_t kx = 0; kx < c.kw; ++kx) {
             const double wv = wd[((uint64_t{oc} * cin_g + i) * c.kh + ky) * c.kw + kx];
-            // Output columns whose input column ox * stride - pad_left + kx is inside.
+            // Output columns [ox0, ox1) whose input column ox * stride - pad_left + kx is inside.
             const int64_t shift = int64_t{kx} - c.pad_left;
-            for (uint32_t ox = 0; ox < c.wout; ++ox) {
-              const int64_t ix = int64_t{ox} * c.stride + shift;
-              if (ix < 0 || ix >= c.win) continue;
-              yrow[ox] += wv * xrow[ix];
-              mrow[ox] += std::fabs(wv * xrow[ix]);
+            uint32_t ox0 = 0, ox1 = c.wout;
+            while (ox0 < ox1 && int64_t{ox0} * c.stride + shift < 0) ++ox0;
+            while (ox1 > ox0 && int64_t{ox1 - 1} * c.stride + shift >= int64_t{c.win}) --ox1;
+            const double* xs = xrow + (int64_t{ox0} * c.stride + shift);
+            for (uint32_t ox = ox0; ox < ox1; ++ox, xs += c.stride) {
+              yrow[ox] += wv * *xs;
+              mrow[ox] += std::fabs(wv * *xs);
             }
           }
         }

@@ -11,6 +11,7 @@
 #include "ane/conv_kernel.h"
 #include "ane/sim.h"
 #include "oracle_fixture.h"
+#include "reference_loop.h"
 
 namespace ane::test {
 

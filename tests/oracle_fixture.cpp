@@ -258,12 +258,23 @@ Expected<Constants> rebuild_constants(const Fixture& f, uint64_t weight_count, u
     // "onehotL" 0x3555 at file halfword L (payload element L - 64), 0 elsewhere.
     const std::string pattern = value.rfind("probe_pattern_", 0) == 0 ? value.substr(14) : "";
     const uint64_t reduction = pattern.empty() ? 0 : f.param_u64("reduction");
+    // The pattern is read once, not per element (a matmul record has 2^20).
+    enum class Payload { Index, Mask, Zero, OneHot, Uniform } kind = Payload::Uniform;
+    uint64_t onehot_at = 0;
+    if (pattern == "index") kind = Payload::Index;
+    else if (pattern == "mask") kind = Payload::Mask;
+    else if (pattern == "zero") kind = Payload::Zero;
+    else if (pattern.rfind("onehot", 0) == 0) kind = Payload::OneHot, onehot_at = std::stoull(pattern.substr(6));
+    const uint16_t uniform = value == "distinct" ? 0x3801 : 0x3800;
     auto payload_element = [&](uint64_t j) -> uint16_t {
-      if (pattern == "index") return float_to_fp16(static_cast<float>(j + 1));
-      if (pattern == "mask") return static_cast<uint16_t>(0x3001 | (((j / reduction) * 31 + (j % reduction) * 7) & 0x1ff) << 1);
-      if (pattern == "zero") return 0;
-      if (pattern.rfind("onehot", 0) == 0) return j + 64 == std::stoull(pattern.substr(6)) ? 0x3555 : 0;
-      return value == "distinct" ? 0x3801 : 0x3800;
+      switch (kind) {
+        case Payload::Index: return float_to_fp16(static_cast<float>(j + 1));
+        case Payload::Mask: return static_cast<uint16_t>(0x3001 | (((j / reduction) * 31 + (j % reduction) * 7) & 0x1ff) << 1);
+        case Payload::Zero: return 0;
+        case Payload::OneHot: return j + 64 == onehot_at ? 0x3555 : 0;
+        case Payload::Uniform: break;
+      }
+      return uniform;
     };
     auto element = [&](uint64_t i) { return i < 64 ? head[i] : payload_element(i - 64); };
     for (uint64_t i = 0; i < weight_count; ++i) c.weights[i] = element(i);

@@ -26,6 +26,7 @@
 #include "packed_conv_kernel.h"
 #include "oracle_fixture.h"
 #include "packed_fixture.h"
+#include "reference_loop.h"
 #include "support.h"
 
 namespace ane {
@@ -79,6 +80,47 @@ Expected<Program> with_weights(const packed::Fixture& f, const Bytes& section) {
                        f.file);
 }
 
+// y[m][n] = sum over k of x[m][k] w[n][k] in double (each fp16 product is
+// exact), with the two error bounds below: K 2^-24 sum |w x| comes from
+// `mag`; `fixed` is the q15.16 accumulator's: 2^-17 per product whose
+// operands' exponents add to -16 or more, else |w x| (the product is dropped).
+struct Sums {
+  double want = 0, mag = 0, fixed = 0;
+};
+LIBANE_REFERENCE_LOOP std::vector<Sums> reference_sums(const std::vector<uint16_t>& x, const std::vector<uint16_t>& w,
+                                                       uint64_t m, uint64_t n, uint64_t k) {
+  if (x.size() < m * k || w.size() < n * k) return {};
+  auto exponent = [](double v) { return std::max(std::ilogb(v), -14); };  // subnormals: -14
+  // Each operand's value and exponent once (the sums read them m, n times).
+  auto values_of = [&](const std::vector<uint16_t>& h, std::vector<double>& v, std::vector<int>& e) {
+    v.resize(h.size());
+    e.resize(h.size());
+    for (size_t i = 0; i < h.size(); ++i) {
+      v[i] = fp16_to_float(h[i]);
+      e[i] = exponent(v[i]);
+    }
+  };
+  std::vector<double> xs, ws;
+  std::vector<int> xe, we;
+  values_of(x, xs, xe);
+  values_of(w, ws, we);
+  std::vector<Sums> out(m * n);
+  for (uint64_t r = 0; r < m; ++r)
+    for (uint64_t col = 0; col < n; ++col) {
+      Sums& s = out[r * n + col];
+      // Plain pointers: the sanitizer build does not inline operator[].
+      const double *xv = xs.data() + r * k, *wv = ws.data() + col * k;
+      const int *xx = xe.data() + r * k, *wx = we.data() + col * k;
+      for (uint64_t i = 0; i < k; ++i) {
+        const double p = xv[i] * wv[i];
+        s.want += p;
+        s.mag += std::fabs(p);
+        if (p != 0) s.fixed += xx[i] + wx[i] >= -16 ? 0x1p-17 : std::fabs(p);
+      }
+    }
+  return out;
+}
+
 class GenerationMatmul : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GenerationMatmul, H13sConvolutionPackingOfTheWeightsHashesToTheRecord) {
@@ -122,32 +164,12 @@ TEST_P(GenerationMatmul, SimulatorRunsTheProductOrRefusesByName) {
   // more, else dropped (|w x| off); the sums are exact (far below 32768).
   // The rounding to fp16 adds half an ulp.
   const bool fixed = program->generation >= Generation::H16;
-  auto exponent = [](double v) { return std::max(std::ilogb(v), -14); };  // subnormals: -14
-  // Each operand's value and exponent once (the sums below use them m, n times).
-  auto values_of = [&](const std::vector<uint16_t>& h, std::vector<double>& v, std::vector<int>& e) {
-    v.resize(h.size());
-    e.resize(h.size());
-    for (size_t i = 0; i < h.size(); ++i) {
-      v[i] = fp16_to_float(h[i]);
-      e[i] = exponent(v[i]);
-    }
-  };
-  std::vector<double> xs, ws;
-  std::vector<int> xe, we;
-  values_of(x.data, xs, xe);
-  values_of(mm.weights.weights, ws, we);
-  ASSERT_GE(ws.size(), mm.n * mm.k);
+  const std::vector<Sums> sums = reference_sums(x.data, mm.weights.weights, mm.m, mm.n, mm.k);
+  ASSERT_EQ(sums.size(), mm.m * mm.n);
   double worst = 0;
   for (uint64_t r = 0; r < mm.m; ++r)
     for (uint64_t col = 0; col < mm.n; ++col) {
-      double want = 0, mag = 0, fixed_bound = 0;
-      const uint64_t xr = r * mm.k, wc = col * mm.k;
-      for (uint64_t i = 0; i < mm.k; ++i) {
-        const double p = xs[xr + i] * ws[wc + i];
-        want += p;
-        mag += std::fabs(p);
-        if (fixed && p != 0) fixed_bound += xe[xr + i] + we[wc + i] >= -16 ? 0x1p-17 : std::fabs(p);
-      }
+      const auto [want, mag, fixed_bound] = sums[r * mm.n + col];
       const double got = fp16_to_float(run->data[r * mm.n + col]);
       const double ulp = std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(want), 0x1p-14)), -14) - 10);
       const double bound = (fixed ? fixed_bound : double(mm.k) * 0x1p-24 * mag) + ulp / 2;
