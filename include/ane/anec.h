@@ -26,9 +26,6 @@ namespace ane {
 constexpr uint64_t kAnecTileBytes = 0x4000;
 constexpr uint64_t kAnecBaseAddress = 0x30000000;  // where the driver maps slot 0 (program addresses only)
 
-// `bytes` rounded up to a multiple of `to` (tiles, rows, planes).
-constexpr uint64_t round_up(uint64_t bytes, uint64_t to) { return (bytes + to - 1) / to * to; }
-
 // One tensor of a descriptor. Shapes are optional: eiln's manifest lists only
 // slot sizes; libane's own descriptors and anect headers give NCHW.
 struct AnecTensor {

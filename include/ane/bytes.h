@@ -16,6 +16,9 @@ namespace ane {
 
 using Bytes = std::vector<uint8_t>;
 
+// `v` rounded up to a multiple of `to` (tiles, rows, planes, alignments).
+constexpr uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
 class ByteView {
  public:
   ByteView() = default;

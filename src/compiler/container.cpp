@@ -30,7 +30,7 @@ Bytes padded_strings(std::initializer_list<std::string_view> strings, uint32_t f
     out.insert(out.end(), s.begin(), s.end());
     out.push_back(0);
   }
-  out.resize(roundup(fixed + out.size(), 8) - fixed, 0);
+  out.resize(round_up(fixed + out.size(), 8) - fixed, 0);
   return out;
 }
 
@@ -131,12 +131,12 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
     encoded.push_back(encode_task(images[i], layouts.back()));
   }
   const uint64_t text_size = (encoded.size() - 1) * kTaskStride + encoded.back().size();
-  const uint64_t const_offset = roundup(text_size, 64);
+  const uint64_t const_offset = round_up(text_size, 64);
   const std::vector<uint64_t> kbase = kernel_bases(plan);
   uint64_t kernel_bytes = 0;
   for (const auto& t : plan.tasks) kernel_bytes += t.kernel.size();
   const uint64_t const_size = kernel_bytes ? kernel_bytes : kPage;  // empty __const: one zero page
-  const uint64_t text_vmsize = roundup(const_offset + const_size, kPage);
+  const uint64_t text_vmsize = round_up(const_offset + const_size, kPage);
   Bytes text(text_vmsize, 0);
   for (size_t i = 0; i < encoded.size(); ++i)
     std::copy(encoded[i].begin(), encoded[i].end(), text.begin() + static_cast<ptrdiff_t>(i * kTaskStride));
@@ -149,7 +149,7 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
   uint64_t next_address = kBaseAddress + text_vmsize;
   const bool has_scratch = plan.scratch_bytes > 0;
   const uint64_t scratch_address = next_address;
-  if (has_scratch) next_address += roundup(plan.scratch_bytes, kPage);
+  if (has_scratch) next_address += round_up(plan.scratch_bytes, kPage);
   std::vector<Buffer> buffers;
   auto find_tensor = [&](Tensor::Home home, size_t k) -> const Tensor* {
     for (const auto& t : plan.tensors)
@@ -161,7 +161,7 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
   for (auto& b : buffers) {
     if (!b.tensor) return make_error("internal: a network buffer has no tensor");
     b.vmaddr = next_address;
-    b.vmsize = roundup(b.tensor->bytes(), kPage);
+    b.vmsize = round_up(b.tensor->bytes(), kPage);
     next_address += b.vmsize;
   }
   // LC_LOADFVMLIB and the DMA base registers hold 32-bit addresses.
@@ -244,7 +244,7 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
     SegmentCommand data;
     data.segname = "__DATA";
     data.vmaddr = scratch_address;
-    data.vmsize = roundup(plan.scratch_bytes, kPage);
+    data.vmsize = round_up(plan.scratch_bytes, kPage);
     data.maxprot = data.initprot = 3;
     data.nsects = 1;
     data.flags = 0x6;
@@ -355,13 +355,13 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
   uint64_t end = uint64_t{symtab.stroff} + symtab.strsize;
   auto& text_seg = *file.commands[text_command].as<SegmentCommand>();
   if (relocated) {
-    const uint64_t reloff = roundup(end, 8);
+    const uint64_t reloff = round_up(end, 8);
     text_seg.sections[0].reloff = static_cast<uint32_t>(reloff);
     text_seg.sections[0].nreloc = static_cast<uint32_t>(relocations.size());
     text_seg.sections[0].relocations = relocations;
     end = reloff + macho::kRelocationSize * relocations.size();
   }
-  const uint64_t text_fileoff = std::max(kPage, roundup(end, kPage));
+  const uint64_t text_fileoff = std::max(kPage, round_up(end, kPage));
   text_seg.fileoff = text_fileoff;
   text_seg.sections[0].offset = static_cast<uint32_t>(text_fileoff);
   text_seg.sections[1].offset = static_cast<uint32_t>(text_fileoff + const_offset);

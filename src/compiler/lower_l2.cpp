@@ -20,7 +20,7 @@ static std::optional<Strips> macos26_planar_strips(const Tensor& t) {
   const uint32_t v421 = planar_block(t.w, t.h);
   Strips s;
   s.block = (v421 & 0xf) | std::min(v421 >> 4, 8 - std::min(8u, log2_ceil(t.w))) << 4;
-  s.strip = roundup(uint64_t{std::min(t.w, 1u << (s.block & 0xf))} * 2, 16);
+  s.strip = round_up(uint64_t{std::min(t.w, 1u << (s.block & 0xf))} * 2, 16);
   s.tile_height = t.h;
   if (3 * (uint64_t{t.h} * t.c * s.strip + 0x400) > kL2RowBytesMax) return std::nullopt;
   return s;
@@ -33,7 +33,7 @@ Strips tall_strips(const Tensor& t, bool planar, bool macos26) {
   if (planar) {
     s.block = planar_block(t.w, t.h);
     const uint32_t lo = s.block & 0xf, hi = s.block >> 4;
-    s.strip = roundup(uint64_t{std::min(t.w, 1u << lo)} * 2, 16);
+    s.strip = round_up(uint64_t{std::min(t.w, 1u << lo)} * 2, 16);
     s.tile_height = std::min(t.h, 1u << hi);
   } else {
     s.strip = std::min(t.l2_channel_stride(), kNeStripMax);
@@ -278,7 +278,7 @@ void l2(ImageWriter& w, const Ctx& c, uint32_t channels) {
   } else if (c.two_sources()) {
     const Tensor& b = c.plan.tensors[c.t.src2];
     const uint64_t row_b = uint64_t{b.c} * b.l2_channel_stride();
-    const uint64_t base2 = roundup(rows.source, 64);
+    const uint64_t base2 = round_up(rows.source, 64);
     w.set("L2.SourceCfg.Source2Type", 2);  // the second source arrives by tile DMA
     w.l2("L2.Source2Base.Addr", base2);
     w.l2("L2.Source2ChannelStride.Stride", b.l2_channel_stride());

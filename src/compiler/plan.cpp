@@ -54,7 +54,7 @@ void Planner::chain_through_l2() {
 }
 
 // Strides: from the dictionary when given (checked), else the compiler's
-// defaults: row = roundup(2W, 64), plane = roundup(row * H, 64).
+// defaults: row = round_up(2W, 64), plane = round_up(row * H, 64).
 Expected<Tensor> Planner::make_tensor(const std::string& name, uint32_t c, uint32_t h, uint32_t w,
                                       const TensorSpec* spec, const char* prefix) {
   Tensor t;
@@ -63,7 +63,7 @@ Expected<Tensor> Planner::make_tensor(const std::string& name, uint32_t c, uint3
   t.h = h;
   t.w = w;
   const uint64_t row_min = uint64_t{w} * 2;
-  t.row_stride = roundup(row_min, 64);
+  t.row_stride = round_up(row_min, 64);
   if (spec && spec->row_stride) {
     const std::string key = std::string(prefix) + "RowStride";
     if (*spec->row_stride % 64 || *spec->row_stride < row_min)
@@ -71,7 +71,7 @@ Expected<Tensor> Planner::make_tensor(const std::string& name, uint32_t c, uint3
                   fmt::format("{} must be a multiple of 64 and at least 2 x width = {}", *spec->row_stride, row_min));
     t.row_stride = *spec->row_stride;
   }
-  t.plane_stride = roundup(t.row_stride * h, 64);
+  t.plane_stride = round_up(t.row_stride * h, 64);
   if (spec && spec->plane_stride) {
     const std::string key = std::string(prefix) + "PlaneStride";
     if (*spec->plane_stride % 64 || *spec->plane_stride < t.row_stride * h)
@@ -206,7 +206,7 @@ Status Planner::place_scratch() {
   uint64_t off = 0;
   for (int i : order) {
     plan_.tensors[i].offset = off;
-    off = roundup(off + plan_.tensors[i].bytes(), 64);
+    off = round_up(off + plan_.tensors[i].bytes(), 64);
   }
   plan_.scratch_bytes = off;
   // A view names its tensor's bytes.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ane/bytes.h"
 #include "ane/compiler.h"
 #include "ane/network.h"
 #include "ane/task.h"
@@ -19,8 +20,6 @@ constexpr int kConstSlot = 1;
 constexpr int kScratchSlot = 3;  // libane: intermediates (later compilers use slot 3 the same way)
 constexpr int kFirstBufferSlot = 4;
 constexpr uint32_t kTaskStride = 0x300;  // v4.2.1 places task i at __text + i * 0x300
-
-inline uint64_t roundup(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // A tensor as it sits in memory (fp16, N = D = 1).
 struct Tensor {

@@ -26,7 +26,7 @@ class Planner {
 
   // ---- tensors, placement, schedule (plan.cpp) ----
   // Strides: from the dictionary when given (checked), else the compiler's
-  // defaults: row = roundup(2W, 64), plane = roundup(row * H, 64).
+  // defaults: row = round_up(2W, 64), plane = round_up(row * H, 64).
   Expected<Tensor> make_tensor(const std::string& name, uint32_t c, uint32_t h, uint32_t w, const TensorSpec* spec,
                                const char* prefix);
   // What every tensor dictionary must say for the known rules to apply.
