@@ -110,6 +110,28 @@ TEST(Fp16, EveryHalfDecodesExactlyAndRoundTrips) {
   }
 }
 
+// Every length from 0 to 40 at every start in a group of 8, both ways, with a
+// signalling NaN among the values: the vector loop, its scalar tail and the
+// scalar path for a group holding a signalling NaN write the scalar bits, and
+// nothing past the end.
+TEST(Fp16, BulkConversionsAgreeForEveryLengthAndStart) {
+  std::vector<uint16_t> halves(48);
+  for (size_t i = 0; i < halves.size(); ++i) halves[i] = static_cast<uint16_t>(0x3000 + 0x1d3 * i);
+  halves[13] = 0x7c01;  // signalling NaN: VCVTPH2PS would quiet it
+  for (size_t start = 0; start < 8; ++start)
+    for (size_t n = 0; n <= 40; ++n) {
+      std::vector<float> wide(n + 1, -7.0f);
+      fp16_to_float_n(halves.data() + start, wide.data(), n);
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(float_bits(wide[i]), float_bits(fp16_to_float(halves[start + i]))) << start << " " << n << " " << i;
+      ASSERT_EQ(wide[n], -7.0f) << "wrote past " << n;
+      std::vector<uint16_t> narrow(n + 1, 0xabcd);
+      float_to_fp16_n(wide.data(), narrow.data(), n);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(narrow[i], float_to_fp16(wide[i])) << start << " " << n << " " << i;
+      ASSERT_EQ(narrow[n], 0xabcd) << "wrote past " << n;
+    }
+}
+
 // Midpoints between neighbouring halves are exact ties: the encoders must
 // pick the even neighbour, and a hair above or below must pick the near one.
 TEST(Fp16, TiesGoToEvenInBothEncoders) {
