@@ -39,6 +39,7 @@ struct ConvShape {
   bool bias_relu;
   int k = 1, stride = 1, pad = 0;     // a k x k window (kw = 1, kh = 9: the column kernel)
   bool column = false;
+  uint32_t weight_seed = 3;
 };
 
 // A convolution of the shape's window (+ GOC bias + ReLU, fused into its one task).
@@ -52,7 +53,7 @@ Expected<Program> compile_conv(const ConvShape& s, test::TempDir& dir) {
     if (s.pad) params = with(params, side, integer(s.pad));
   n.units = {{"conv", conv("x", s.cout, params)}};
   std::string last = "conv";
-  Bytes weights = test::fp16_le_bytes(test::uniform_fp16(size_t(s.cin) * s.cout * kw * kh, -0.1, 0.1, 3));
+  Bytes weights = test::fp16_le_bytes(test::uniform_fp16(size_t(s.cin) * s.cout * kw * kh, -0.1, 0.1, s.weight_seed));
   if (s.bias_relu) {
     n.units.push_back({"bias", unit("conv", "GOC", {{"BiasScaleGroupData",
                                                       dict({{"BiasCount", integer(s.cout)},
@@ -190,6 +191,50 @@ TEST(SimStreamConv, BlocksOfPixelsGiveTheWholeTensorPathsBits) {
     // ... which on the larger shapes is most of what the whole path holds.
     if (fp32_copies >= (uint64_t{8} << 20)) {
       EXPECT_GE(whole.peak, streamed.peak + fp32_copies / 2) << streamed.peak << " vs " << whole.peak;
+    }
+  }
+}
+
+// The simulator keeps a convolution's fp32 weight matrix for the next task
+// that reads the same kernel bytes (KeptConvWeights, src/sim/state.h). Here
+// the machine that ran program A has every slot overwritten with program B's
+// memory (B: the same shapes and addresses, other weights) and runs again: it
+// must give B's bits, streamed and traced, with the matrix from A still kept.
+TEST(SimStreamConv, KeptWeightsFollowTheKernelBytes) {
+  for (ConvShape s : {ConvShape{512, 512, 1, 1536, true}, ConvShape{64, 64, 64, 64, false, 3, 1, 1}}) {
+    test::TempDir dir_a, dir_b;
+    auto a = compile_conv(s, dir_a);
+    s.weight_seed = 8;
+    auto b = compile_conv(s, dir_b);
+    ASSERT_TRUE(a.ok() && b.ok());
+    sim::Tensor x;
+    x.nchw = {1, uint32_t(s.cin), uint32_t(s.h), uint32_t(s.w)};
+    x.data = test::uniform_fp16(size_t(s.cin) * s.h * s.w, -2, 2, 5);
+    for (bool traced : {false, true}) {
+      SCOPED_TRACE(fmt::format("{}x{} window, {}", s.k, s.k, traced ? "traced" : "streamed"));
+      sim::TraceHook hook;
+      if (traced) hook = [](const sim::TraceRecord&) {};
+      auto sim_a = sim::Simulator::create(*a), sim_b = sim::Simulator::create(*b);
+      ASSERT_TRUE(sim_a.ok() && sim_b.ok());
+      ASSERT_TRUE(sim_a->set_input("x", x).ok() && sim_b->set_input("x", x).ok());
+      ASSERT_TRUE(sim_a->run(hook).ok());
+      const auto out_a = sim_a->read_buffer("y@output");
+      int copied = 0;
+      for (int k = 0; k < 32; ++k) {
+        Memory* to = sim_a->machine().slot(k);
+        const Memory* from = sim_b->machine().slot(k);
+        if (!to || !from) continue;
+        ASSERT_EQ(to->size(), from->size()) << "slot " << k;
+        std::copy(from->data(), from->data() + from->size(), to->data());
+        ++copied;
+      }
+      ASSERT_GT(copied, 0);
+      ASSERT_TRUE(sim_a->run(hook).ok());
+      ASSERT_TRUE(sim_b->run(hook).ok());
+      const auto again = sim_a->read_buffer("y@output"), out_b = sim_b->read_buffer("y@output");
+      ASSERT_TRUE(out_a.ok() && again.ok() && out_b.ok());
+      EXPECT_NE(out_a->data, out_b->data) << "the two programs' weights give the same outputs";
+      EXPECT_EQ(again->data, out_b->data);
     }
   }
 }

@@ -38,6 +38,8 @@ struct ConvKernelShape {
   uint64_t reduction() const { return uint64_t{depthwise ? 1u : cin} * kh * kw; }
   // Output channels in all groups.
   uint64_t outputs() const { return depthwise ? cout : uint64_t{groups} * cout; }
+
+  bool operator==(const ConvKernelShape&) const = default;
 };
 
 // A convolution's parameters as fp16 bit patterns: weights[oc][r] with the

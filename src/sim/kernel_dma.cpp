@@ -87,4 +87,46 @@ Status conv_weights(const Lanes& lanes, const TaskPlan& p, const Options& opts, 
   return Ok{};
 }
 
+bool kept_weights_match(const KeptConvWeights& kept, const Lanes& lanes, const TaskPlan& p, const Options& opts) {
+  if (!kept.valid || kept.shape != conv_kernel_shape(p.ne) || kept.table_in_lanes != p.ne.table_in_lanes ||
+      kept.ftz != (opts.numerics.subnormals == Numerics::Subnormals::FlushToZero))
+    return false;
+  for (int i = 0; i < kLanes; ++i) {
+    if (kept.enabled[i] != lanes.enabled[i]) return false;
+    if (!lanes.enabled[i]) continue;
+    const auto& bytes = kept.lanes[i];
+    if (bytes.size() != lanes.size[i] || std::memcmp(bytes.data(), lanes.data[i], bytes.size()) != 0) return false;
+  }
+  return true;
+}
+
+Status keep_conv_weights(MachineState& st, Workspace& ws, const Lanes& lanes, const TaskPlan& p, uint32_t task) {
+  const Options& opts = st.opts;
+  KeptConvWeights& kept = st.kept_weights;
+  if (kept_weights_match(kept, lanes, p, opts)) return Ok{};
+  kept.clear();
+  const uint64_t w_count = p.ne.outputs() * p.ne.reduction(), bias_count = p.ne.bias ? p.ne.outputs() : 0;
+  if (Status s = ws.reserve((w_count + bias_count) * sizeof(float), "the weight matrix", task); !s) return s;
+  kept.w.resize(w_count);
+  kept.bias.resize(bias_count);
+  if (Status s = conv_weights(lanes, p, opts, kept.w.data(), kept.bias.data(), kept.subnormals, task); !s) {
+    kept.clear();
+    return s;
+  }
+  uint64_t lane_bytes = 0;
+  for (int i = 0; i < kLanes; ++i) lane_bytes += lanes.enabled[i] ? lanes.size[i] : 0;
+  // Without room for the copy, this task uses the matrix and the next one reads its own.
+  if (!ws.reserve(lane_bytes, "a copy of the kernel bytes", task)) return Ok{};
+  kept.shape = conv_kernel_shape(p.ne);
+  kept.table_in_lanes = p.ne.table_in_lanes;
+  kept.ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
+  for (int i = 0; i < kLanes; ++i) {
+    kept.enabled[i] = lanes.enabled[i];
+    if (lanes.enabled[i]) kept.lanes[i].assign(lanes.data[i], lanes.data[i] + lanes.size[i]);
+  }
+  kept.valid = true;
+  st.note_peak();
+  return Ok{};
+}
+
 }  // namespace ane::sim::detail

@@ -36,4 +36,12 @@ Status require_lanes(const Lanes& lanes, const RegisterImage& regs, uint32_t cou
 Status conv_weights(const Lanes& lanes, const TaskPlan& p, const Options& opts, float* w, float* bias,
                     uint64_t& subnormals, uint32_t task);
 
+// Whether st.kept_weights hold what conv_weights would read for this task:
+// the same layout, subnormal setting and lane bytes.
+bool kept_weights_match(const KeptConvWeights& kept, const Lanes& lanes, const TaskPlan& p, const Options& opts);
+
+// conv_weights into st.kept_weights (charged to the workspace's budget as
+// memory held after the task), unless they already hold this task's.
+Status keep_conv_weights(MachineState& st, Workspace& ws, const Lanes& lanes, const TaskPlan& p, uint32_t task);
+
 }  // namespace ane::sim::detail

@@ -157,6 +157,11 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
     else rec.op = "sigmoid";
   }
 
+  // Kept convolution weights last only while consecutive tasks read them, so
+  // that what the machine holds stays within one task's working set.
+  if (p.engine != Engine::Ne || p.ne.mac != NePlan::Mac::Conv || !kept_weights_match(st.kept_weights, lanes, p, opts))
+    st.kept_weights.clear();
+
   Workspace ws(st);
   // The streamed paths round to nearest even in bulk.
   const bool bulk_rounding = opts.numerics.round != Numerics::Round::HalfAway;
@@ -177,13 +182,9 @@ Status Machine::run_task(const RegisterImage& regs, uint32_t index, uint64_t tex
   uint64_t subnormal_inputs = 0;
   // The weight matrix and bias of a convolution, as fp32.
   auto conv_matrices = [&]() -> Expected<std::pair<Buf<float>*, Buf<float>*>> {
-    auto w = ws.floats(p.ne.outputs() * p.ne.reduction(), "the weight matrix", index);
-    if (!w) return w.error();
-    auto bias = ws.floats(p.ne.bias ? p.ne.outputs() : 0, "the bias vector", index);
-    if (!bias) return bias.error();
-    if (Status s = conv_weights(lanes, p, opts, (*w)->data(), (*bias)->data(), subnormal_inputs, index); !s)
-      return s.error();
-    return std::pair{*w, *bias};
+    if (Status s = keep_conv_weights(st, ws, lanes, p, index); !s) return s.error();
+    subnormal_inputs += st.kept_weights.subnormals;
+    return std::pair{&st.kept_weights.w, &st.kept_weights.bias};
   };
   if (!trace && bulk_rounding && conv_streamable(p, *a, dst, opts)) {
     auto m = conv_matrices();

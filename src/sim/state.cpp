@@ -18,6 +18,12 @@ uint64_t BufferPool::bytes() const {
   return n;
 }
 
+uint64_t KeptConvWeights::bytes() const {
+  uint64_t n = (w.capacity() + bias.capacity()) * sizeof(float);
+  for (const auto& lane : lanes) n += lane.capacity();
+  return n;
+}
+
 Workspace::Workspace(MachineState& st) : st_(st) {}
 
 Workspace::~Workspace() {
@@ -31,7 +37,7 @@ std::vector<std::unique_ptr<Buf<float>>>& Workspace::pool_f() { return st_.pool.
 std::vector<std::unique_ptr<Buf<double>>>& Workspace::pool_d() { return st_.pool.d; }
 
 Status Workspace::charge(uint64_t bytes, const char* what, uint32_t task) {
-  const uint64_t slots = st_.slot_bytes() + st_.l2.bytes(), limit = st_.opts.memory_limit;
+  const uint64_t slots = st_.slot_bytes() + st_.l2.bytes() + st_.kept_weights.bytes(), limit = st_.opts.memory_limit;
   auto held = [&] { return slots + st_.pool.bytes() + lent_bytes_; };
   if (held() > limit || bytes > limit - held()) st_.pool.clear();  // idle buffers go first
   if (held() > limit || bytes > limit - held())
@@ -137,6 +143,7 @@ void Machine::clear_l2() { state_->l2.clear(); }
 void Machine::release_working_memory() {
   state_->l2.clear();
   state_->pool.clear();
+  state_->kept_weights.clear();
 }
 const Options& Machine::options() const { return state_->opts; }
 

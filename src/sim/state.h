@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ane/conv_kernel.h"
 #include "ane/error.h"
 #include "ane/memory.h"
 #include "ane/sim.h"
@@ -38,6 +39,25 @@ struct BufferPool {
     f.clear();
     d.clear();
   }
+};
+
+// The fp32 weight matrix and bias of the last convolution task, kept while
+// the tasks after it read the same kernel bytes in the same layout: a large
+// convolution is cut into tasks that share one kernel (512 -> 512 over 8192
+// pixels into 5), and unpacking it again cost each of them about 0.6 ms.
+// Whether the bytes are the same is decided by comparing them with a copy,
+// never by where they are: a task may have written the kernel's slot.
+struct KeptConvWeights {
+  bool valid = false;
+  ConvKernelShape shape;
+  bool table_in_lanes = false, ftz = false;
+  std::array<std::vector<uint8_t>, kKernelLanes> lanes;  // each enabled lane's bytes; empty when off
+  std::array<bool, kKernelLanes> enabled{};
+  Buf<float> w, bias;
+  uint64_t subnormals = 0;  // subnormal weights, for the trace notes
+
+  uint64_t bytes() const;
+  void clear() { *this = KeptConvWeights{}; }
 };
 
 struct MachineState;
@@ -87,11 +107,13 @@ struct MachineState {
   std::array<std::shared_ptr<Memory>, kSlots> slots;
   BufferPool pool;
   L2Store l2;  // results chained tasks leave in L2
+  KeptConvWeights kept_weights;
   uint64_t peak = 0;
 
   uint64_t slot_bytes() const;
-  // Everything held between tasks: slot memories, L2 results, pooled buffers.
-  uint64_t held_bytes() const { return slot_bytes() + l2.bytes() + pool.bytes(); }
+  // Everything held between tasks: slot memories, L2 results, pooled
+  // buffers, kept convolution weights.
+  uint64_t held_bytes() const { return slot_bytes() + l2.bytes() + pool.bytes() + kept_weights.bytes(); }
   void note_peak() { peak = std::max(peak, held_bytes()); }
 
   // The memory of slot k, or an error naming the header field that selects it.

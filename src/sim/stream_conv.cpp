@@ -41,6 +41,16 @@ constexpr uint64_t kCachedWeightFloats = uint64_t{1} << 17;
 // Every block stays above the small-matrix kernel's bound (mac.h).
 constexpr double kMinBlockMacs = kMinSgemmMacs;
 
+// A block reads each input channel's run of pixels from a different page, a
+// pattern the hardware prefetchers do not follow: the run of the channel this
+// many ahead is fetched while one converts. On the 512 -> 512 convolution over
+// 1 x 8192 pixels, the conversion's share of the process's samples fell from
+// 7.5% to 3.5% (4 and 16 ahead did about as well).
+constexpr uint64_t kPrefetchChannels = 8;
+void prefetch(const uint8_t* p, uint64_t bytes) {
+  for (uint64_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o);
+}
+
 // How a task's output pixels are cut: pointwise convolutions in ranges of
 // pixels over the whole plane (a multiple of kBlockAlign), windowed ones in
 // bands of output rows (a band's windows need the input rows under it).
@@ -164,8 +174,10 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
       // Channel ic's pixels at x[ic * n].
       for (uint64_t ic = 0; ic < cin; ++ic)
         for_runs(p0, n, d.w, [&](uint64_t h, uint32_t w0, uint32_t len, uint64_t at) {
-          fp16_row_in(src + ic * in.plane + h * in.row + 2 * uint64_t{w0}, len, b.x + ic * n + at, ftz, false,
-                      ignored);
+          const uint64_t offset = h * in.row + 2 * uint64_t{w0};
+          if (ic + kPrefetchChannels < cin)
+            prefetch(src + (ic + kPrefetchChannels) * in.plane + offset, 2 * uint64_t{len});
+          fp16_row_in(src + ic * in.plane + offset, len, b.x + ic * n + at, ftz, false, ignored);
         });
     } else {
       // Output rows [r0, r1) read input rows [b0, b1); the band starts at b0,
@@ -176,9 +188,12 @@ Status run_conv_streamed(const TaskPlan& p, const BoundOperand& a, const float* 
       const uint64_t b1 = static_cast<uint64_t>(
           std::clamp<int64_t>(int64_t{r1 - 1} * g.sy - g.py + g.kh, int64_t(b0), int64_t{di.h}));
       for (uint64_t ic = 0; ic < cin; ++ic)
-        for (uint64_t r = b0; r < b1; ++r)
+        for (uint64_t r = b0; r < b1; ++r) {
+          if (ic + kPrefetchChannels < cin)
+            prefetch(src + (ic + kPrefetchChannels) * in.plane + r * in.row, 2 * uint64_t{di.w});
           fp16_row_in(src + ic * in.plane + r * in.row, di.w, b.band + (ic * (b1 - b0) + (r - b0)) * di.w, ftz,
                       false, ignored);
+        }
       ConvGeometry band_g = g;
       band_g.py = static_cast<uint32_t>(int64_t(b0) - top);
       gather_windows(b.band, cin, static_cast<uint32_t>(b1 - b0), di.w, band_g, r1 - r0, d.w, b.x);
