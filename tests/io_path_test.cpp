@@ -80,6 +80,33 @@ TEST(IoPath, ARegionGivenBackIsReusedAsZeros) {
   }
 }
 
+TEST(IoPath, AKeptRegionIsSplitForSmallerOnesAndMergedAgain) {
+  // A region given back serves smaller memories too (its pages are faulted
+  // in already): the smallest kept region that holds one is cut, the rest
+  // kept; pieces given back next to each other become one region again.
+  release_cached_memory();
+  const size_t quarter = size_t{256} << 10, piece = quarter + detail::kGuardBytes;
+  const uint8_t* first = nullptr;
+  {
+    Memory big(4 * quarter);
+    std::memset(big.data(), 0xa5, big.size());
+    first = big.data();
+  }
+  {
+    Memory a(quarter), b(quarter);
+    EXPECT_EQ(a.data(), first) << "the kept region was not cut";
+    EXPECT_EQ(b.data(), first + piece) << "the rest of it was not kept";
+    EXPECT_TRUE(all_zero(a));
+    EXPECT_TRUE(all_zero(b));
+    std::memset(a.data(), 0x11, quarter);
+    std::memset(b.data(), 0x22, quarter);
+  }
+  Memory whole(4 * quarter);
+  EXPECT_EQ(whole.data(), first) << "the pieces were not merged again";
+  EXPECT_TRUE(all_zero(whole));
+  release_cached_memory();
+}
+
 TEST(IoPath, LargeMemoriesShareHugePagesAndStayApart) {
   // Large buffers are cut one after another from one huge-page chunk, so
   // that small ones do not each fault in a 2 MiB page of their own. Each is

@@ -91,6 +91,33 @@ bool add_chunk(Pool& pl, size_t length) {
   return true;
 }
 
+Chunk* chunk_of(Pool& pl, uintptr_t at) {
+  for (Chunk& c : pl.chunks)
+    if (at >= c.start && at < c.start + c.length) return &c;
+  return nullptr;
+}
+
+// Keeps [p, p + length) for reuse, merged with the kept regions of the same
+// chunk right before and after it (two pieces become one).
+void keep_region(Pool& pl, void* p, size_t length) {
+  auto start = reinterpret_cast<uintptr_t>(p);
+  Chunk* c = chunk_of(pl, start);
+  pl.cached += length;
+  for (size_t i = 0; i < pl.regions.size();) {
+    const auto at = reinterpret_cast<uintptr_t>(pl.regions[i].first);
+    const size_t len = pl.regions[i].second;
+    if (c && chunk_of(pl, at) == c && (at + len == start || start + length == at)) {
+      start = std::min(start, at);
+      length += len;
+      c->live -= 1;
+      pl.regions.erase(pl.regions.begin() + static_cast<ptrdiff_t>(i));
+      continue;
+    }
+    ++i;
+  }
+  pl.regions.emplace_back(reinterpret_cast<void*>(start), length);
+}
+
 // A piece no one holds any more: its chunk goes when it was the last.
 void release_piece(Pool& pl, void* p) {
   const auto at = reinterpret_cast<uintptr_t>(p);
@@ -124,15 +151,27 @@ void* map_large(size_t bytes, bool zero) {
   const size_t length = piece_length(bytes);
   Pool& pl = pool();
   std::lock_guard<std::mutex> hold(pl.lock);
+  // The smallest kept region that holds the piece (its pages are faulted in
+  // already); the rest of a larger one stays kept. Fresh pages cost a short
+  // process more than anything but its sgemm: a program's load copies its
+  // sections into buffers it frees again, and the run's buffers of other
+  // sizes now reuse those pages.
+  size_t best = pl.regions.size();
   for (size_t i = 0; i < pl.regions.size(); ++i)
-    if (pl.regions[i].second == length) {
-      void* p = pl.regions[i].first;
-      pl.regions.erase(pl.regions.begin() + static_cast<ptrdiff_t>(i));
-      pl.cached -= length;
-      unpoison(p, bytes);
-      if (zero) std::memset(p, 0, bytes);
-      return p;
+    if (pl.regions[i].second >= length && (best == pl.regions.size() || pl.regions[i].second < pl.regions[best].second))
+      best = i;
+  if (best < pl.regions.size()) {
+    auto [p, have] = pl.regions[best];
+    pl.regions.erase(pl.regions.begin() + static_cast<ptrdiff_t>(best));
+    pl.cached -= have;
+    if (have > length) {
+      if (Chunk* c = chunk_of(pl, reinterpret_cast<uintptr_t>(p))) c->live += 1;  // two pieces now
+      keep_region(pl, static_cast<uint8_t*>(p) + length, have - length);
     }
+    unpoison(p, bytes);
+    if (zero) std::memset(p, 0, bytes);
+    return p;
+  }
   // A fresh piece is zeros: the kernel's pages, never touched.
   if (pl.chunks.empty() || pl.chunks.back().length - pl.chunks.back().used < length)
     if (!add_chunk(pl, length)) return nullptr;
@@ -156,8 +195,7 @@ void unmap_large(void* p, size_t bytes) {
   std::lock_guard<std::mutex> hold(pl.lock);
   poison(p, length);
   if (pl.cached + length <= kCacheBytes) {
-    pl.regions.emplace_back(p, length);
-    pl.cached += length;
+    keep_region(pl, p, length);
     return;
   }
   release_piece(pl, p);

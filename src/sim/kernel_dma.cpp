@@ -91,11 +91,12 @@ bool kept_weights_match(const KeptConvWeights& kept, const Lanes& lanes, const T
   if (!kept.valid || kept.shape != conv_kernel_shape(p.ne) || kept.table_in_lanes != p.ne.table_in_lanes ||
       kept.ftz != (opts.numerics.subnormals == Numerics::Subnormals::FlushToZero))
     return false;
+  const uint8_t* bytes = kept.lane_bytes.data();
   for (int i = 0; i < kLanes; ++i) {
     if (kept.enabled[i] != lanes.enabled[i]) return false;
     if (!lanes.enabled[i]) continue;
-    const auto& bytes = kept.lanes[i];
-    if (bytes.size() != lanes.size[i] || std::memcmp(bytes.data(), lanes.data[i], bytes.size()) != 0) return false;
+    if (kept.lane_size[i] != lanes.size[i] || std::memcmp(bytes, lanes.data[i], lanes.size[i]) != 0) return false;
+    bytes += lanes.size[i];
   }
   return true;
 }
@@ -120,9 +121,14 @@ Status keep_conv_weights(MachineState& st, Workspace& ws, const Lanes& lanes, co
   kept.shape = conv_kernel_shape(p.ne);
   kept.table_in_lanes = p.ne.table_in_lanes;
   kept.ftz = opts.numerics.subnormals == Numerics::Subnormals::FlushToZero;
+  kept.lane_bytes.resize(lane_bytes);
+  uint8_t* to = kept.lane_bytes.data();
   for (int i = 0; i < kLanes; ++i) {
     kept.enabled[i] = lanes.enabled[i];
-    if (lanes.enabled[i]) kept.lanes[i].assign(lanes.data[i], lanes.data[i] + lanes.size[i]);
+    if (!lanes.enabled[i]) continue;
+    kept.lane_size[i] = lanes.size[i];
+    std::memcpy(to, lanes.data[i], lanes.size[i]);
+    to += lanes.size[i];
   }
   kept.valid = true;
   st.note_peak();

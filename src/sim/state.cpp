@@ -19,9 +19,7 @@ uint64_t BufferPool::bytes() const {
 }
 
 uint64_t KeptConvWeights::bytes() const {
-  uint64_t n = (w.capacity() + bias.capacity()) * sizeof(float);
-  for (const auto& lane : lanes) n += lane.capacity();
-  return n;
+  return (w.capacity() + bias.capacity()) * sizeof(float) + lane_bytes.capacity();
 }
 
 Workspace::Workspace(MachineState& st) : st_(st) {}

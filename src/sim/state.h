@@ -51,8 +51,9 @@ struct KeptConvWeights {
   bool valid = false;
   ConvKernelShape shape;
   bool table_in_lanes = false, ftz = false;
-  std::array<std::vector<uint8_t>, kKernelLanes> lanes;  // each enabled lane's bytes; empty when off
   std::array<bool, kKernelLanes> enabled{};
+  std::array<uint64_t, kKernelLanes> lane_size{};
+  Buf<uint8_t> lane_bytes;  // the enabled lanes' bytes, one after another
   Buf<float> w, bias;
   uint64_t subnormals = 0;  // subnormal weights, for the trace notes
 
