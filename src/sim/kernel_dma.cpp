@@ -104,7 +104,7 @@ bool kept_weights_match(const KeptConvWeights& kept, const Lanes& lanes, const T
 Status keep_conv_weights(MachineState& st, Workspace& ws, const Lanes& lanes, const TaskPlan& p, uint32_t task) {
   const Options& opts = st.opts;
   KeptConvWeights& kept = st.kept_weights;
-  if (kept_weights_match(kept, lanes, p, opts)) return Ok{};
+  if (kept.valid) return Ok{};  // run_task kept them only if they match this task
   kept.clear();
   const uint64_t w_count = p.ne.outputs() * p.ne.reduction(), bias_count = p.ne.bias ? p.ne.outputs() : 0;
   if (Status s = ws.reserve((w_count + bias_count) * sizeof(float), "the weight matrix", task); !s) return s;

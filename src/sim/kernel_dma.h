@@ -37,11 +37,14 @@ Status conv_weights(const Lanes& lanes, const TaskPlan& p, const Options& opts, 
                     uint64_t& subnormals, uint32_t task);
 
 // Whether st.kept_weights hold what conv_weights would read for this task:
-// the same layout, subnormal setting and lane bytes.
+// the same layout, subnormal setting and lane bytes. run_task drops them
+// before a task for which this is false.
 bool kept_weights_match(const KeptConvWeights& kept, const Lanes& lanes, const TaskPlan& p, const Options& opts);
 
 // conv_weights into st.kept_weights (charged to the workspace's budget as
-// memory held after the task), unless they already hold this task's.
+// memory held after the task), unless they are valid: after run_task's check
+// above, valid kept weights are this task's (one comparison of the bytes per
+// task, not two).
 Status keep_conv_weights(MachineState& st, Workspace& ws, const Lanes& lanes, const TaskPlan& p, uint32_t task);
 
 }  // namespace ane::sim::detail
