@@ -130,9 +130,31 @@ TEST(MilErrors, ElementWiseOperands) {
                       "2]>([1, 2, 3, 4])];\n"
                       "    tensor<fp16, [1, 2, 1, 2]> y = mul(x = x, y = s)[name = string(\"y\")];\n",
                       "y"));
-  EXPECT_EQ(constant.error(), constant.mil() + ":5: op 'mul': argument 'y': 's' is a constant: tensor constants as "
-                                               "operands are not supported (hwx-build reads them only as "
-                                               "convolution weights and biases)");
+  EXPECT_EQ(constant.error(), constant.mil() + ":5: op 'mul': argument 'y': a tensor constant on tensor<fp16, [1, 2, "
+                                               "1, 2]> is not supported: Apple's records hold one value per channel "
+                                               "(surface [1,C,1,1]), this surface is [1,2,1,2]");
+  // One value per channel, but written in the text: Apple refuses it.
+  const std::string c2 = "tensor<fp16, [1, 2, 1, 1]> x";
+  const std::string s2 = "    tensor<fp16, [1, 2, 1, 1]> s = const()[name = string(\"s\"), val = tensor<fp16, [1, 2, 1, "
+                         "1]>([1, 2])];\n";
+  Model inline_constant(wrap(c2, s2 + "    tensor<fp16, [1, 2, 1, 1]> y = add(x = x, y = s);\n", "y"));
+  EXPECT_EQ(inline_constant.error(),
+            inline_constant.mil() + ":5: op 'add': argument 'y': a tensor constant written in the text is not "
+                                    "supported as an operand: Apple's compiler refuses it for H13 (records "
+                                    "binary_*_constant_inline); store it in a weight blob (BLOBFILE)");
+  Model constant_minus(wrap(c2, s2 + "    tensor<fp16, [1, 2, 1, 1]> y = sub(x = s, y = x);\n", "y"));
+  EXPECT_EQ(constant_minus.error(), constant_minus.mil() + ":5: op 'sub': argument 'x': a tensor constant as x of "
+                                                           "sub (c - x) is not supported (the records subtract it "
+                                                           "from x)");
+  Model two_constants(wrap(c2, s2 + "    tensor<fp16, [1, 2, 1, 1]> y = add(x = s, y = s);\n", "y"));
+  EXPECT_EQ(two_constants.error(),
+            two_constants.mil() + ":5: op 'add': argument 'x': both operands are constants: nothing to compute");
+  Model other_shape(wrap(c2, "    tensor<fp16, [1, 1, 1, 2]> s = const()[name = string(\"s\"), val = tensor<fp16, "
+                             "[1, 1, 1, 2]>([1, 2])];\n    tensor<fp16, [1, 2, 1, 1]> y = add(x = x, y = s);\n",
+                         "y"));
+  EXPECT_EQ(other_shape.error(), other_shape.mil() + ":5: op 'add': argument 'y': the constant is tensor<fp16, [1, 1, "
+                                                     "1, 2]> and x is tensor<fp16, [1, 2, 1, 1]>: broadcasting is "
+                                                     "not supported");
   Model broadcast(wrap(kX + ", tensor<fp16, [1, 8, 1, 1]> z", "    tensor<fp16, [1, 8, 4, 4]> y = add(x = x, y = z);\n",
                        "y"));
   EXPECT_EQ(broadcast.error(), broadcast.mil() + ":4: op 'add': argument 'y': y is tensor<fp16, [1, 8, 1, 1]> and "

@@ -93,6 +93,10 @@ struct ElementWiseParams {
   // The second operand as an fp16 scalar (one Bottom): MIL's element-wise
   // ops with a scalar constant. No plist key sets it.
   std::optional<uint16_t> constant;
+  // The second operand as a tensor constant of one value per channel (MIL's
+  // element-wise ops on a [1,C,1,1] tensor and a weight-blob constant of its
+  // shape): C values at constant_tensor. No plist key sets it.
+  std::optional<WeightRef> constant_tensor;
 };
 
 // Reduction: Params Type ("Sum", "Avg", "Max", "Min") over Params Dimension

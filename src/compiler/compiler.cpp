@@ -48,7 +48,9 @@ Status verify(const Network& net, const compiler::Plan& plan, const std::vector<
                                       s.sectname, s.offset, s.align));
   const auto buffers = file->buffers();
   for (const auto& t : plan.tensors) {
-    if (t.home == compiler::Tensor::Home::Scratch || t.home == compiler::Tensor::Home::L2 || t.view_of >= 0) continue;
+    if (t.home == compiler::Tensor::Home::Scratch || t.home == compiler::Tensor::Home::L2 ||
+        t.home == compiler::Tensor::Home::Constant || t.view_of >= 0)
+      continue;
     const BufferInfo* found = nullptr;
     for (const auto& b : buffers)
       if (b.name == t.name) found = &b;

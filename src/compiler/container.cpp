@@ -111,6 +111,17 @@ uint32_t task_words(const std::vector<RegisterStream>& layout) {
   return words;
 }
 
+std::vector<uint64_t> task_offsets(const Plan& plan) {
+  std::vector<uint64_t> offsets;
+  uint64_t next = 0;
+  for (const auto& t : plan.tasks) {
+    offsets.push_back(next);
+    next += plan.macos26() ? round_up(uint64_t{4} * task_words(task_stream_layout(plan, t)), kMacos26TaskAlign)
+                           : kTaskStride;
+  }
+  return offsets;
+}
+
 std::vector<uint64_t> kernel_bases(const Plan& plan) {
   std::vector<uint64_t> bases;
   uint64_t next = 0;
@@ -130,19 +141,25 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
     layouts.push_back(task_stream_layout(plan, plan.tasks[i]));
     encoded.push_back(encode_task(images[i], layouts.back()));
   }
-  const uint64_t text_size = (encoded.size() - 1) * kTaskStride + encoded.back().size();
+  const std::vector<uint64_t> at = task_offsets(plan);
+  const uint64_t text_size = at.back() + encoded.back().size();
   const uint64_t const_offset = round_up(text_size, 64);
   const std::vector<uint64_t> kbase = kernel_bases(plan);
   uint64_t kernel_bytes = 0;
   for (const auto& t : plan.tasks) kernel_bytes += t.kernel.size();
-  const uint64_t const_size = kernel_bytes ? kernel_bytes : kPage;  // empty __const: one zero page
+  // Tensor constants' sections follow the kernel data (Planner::place_constants).
+  const uint64_t constants_base = round_up(kernel_bytes, 64);
+  const uint64_t data_bytes = plan.constants.empty() ? kernel_bytes : constants_base + plan.constants.size();
+  const uint64_t const_size = data_bytes ? data_bytes : kPage;  // empty __const: one zero page
   const uint64_t text_vmsize = round_up(const_offset + const_size, kPage);
   Bytes text(text_vmsize, 0);
   for (size_t i = 0; i < encoded.size(); ++i)
-    std::copy(encoded[i].begin(), encoded[i].end(), text.begin() + static_cast<ptrdiff_t>(i * kTaskStride));
+    std::copy(encoded[i].begin(), encoded[i].end(), text.begin() + static_cast<ptrdiff_t>(at[i]));
   for (size_t i = 0; i < plan.tasks.size(); ++i)
     std::copy(plan.tasks[i].kernel.begin(), plan.tasks[i].kernel.end(),
               text.begin() + static_cast<ptrdiff_t>(const_offset + kbase[i]));
+  std::copy(plan.constants.begin(), plan.constants.end(),
+            text.begin() + static_cast<ptrdiff_t>(const_offset + constants_base));
   const uint64_t const_address = kBaseAddress + const_offset;
 
   // ---- memory map: __TEXT, scratch __DATA (if any), then the buffers --------------------------
@@ -177,7 +194,7 @@ Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const
                                 .find(fmt::format("KernelDMASrc.CoeffBaseAddr[{}].Addr", lane))
                                 ->address;
       relocations.push_back(
-          {static_cast<int32_t>(i * kTaskStride + register_task_offset(layouts[i], addr)), kRelocationInfo});
+          {static_cast<int32_t>(at[i] + register_task_offset(layouts[i], addr)), kRelocationInfo});
     }
   const bool relocated = !relocations.empty();
 

@@ -58,7 +58,11 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   // The next task's words, minus 1 (v4.2.1: always 0x9c).
   w.set("Header[1].NextSize",
         last ? 0 : task_words(task_stream_layout(c.plan, c.plan.tasks[c.index + 1])) - 1);
-  w.set("Header[2].LogEvents", last ? (c.plan.macos26() ? 0x42a : 0x422) : 0x400);
+  // macOS 26 also sets bit 3 on the first task (records: 0x42a on one-task
+  // programs; 0x408, 0x422 on the two tasks of binary_real_div_* and
+  // binary_*_constant_blob).
+  const bool first_bit = c.plan.macos26() && c.index == 0;
+  w.set("Header[2].LogEvents", (last ? 0x422 : 0x400) | (first_bit ? 0x8 : 0));
   w.set("Header[1].ExeCycles", c.plan.macos26() ? exe_cycles(c) : 0);
   w.set("Header[4].DebugLogEvents",
         ((c.t.compiler_copy ? 0x68 : 0xfff868) & ~(c.t.clears_debug_event_13 ? 0x2000u : 0u)) + (last ? 2 : 0));
@@ -71,7 +75,7 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   w.set("Header[6].TSE", writes);
   w.set("Header[6].SrcLoc", 1);
   w.set("Header[6].DstLoc", writes);
-  w.set("Header[7].NextPointer", last ? 0 : (c.index + 1) * kTaskStride);
+  w.set("Header[7].NextPointer", last ? 0 : task_offsets(c.plan).at(c.index + 1));
   w.set("Header[8].RBase0", c.src().slot);
   w.set("Header[8].RBE0", 1);
   if (c.t.src2 >= 0 && !c.source2_in_l2()) {
@@ -169,8 +173,12 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     // binary_*_constant_scalar and binary_real_div_* task 1: 0).
     w.set("Common.Cfg.UnkBit0", 1);
     w.set("Common.Cfg.UnkBit1", c.source2_by_dma());
-    // The planar engine with two operands (3) or one (2).
-    w.set("Common.Cfg.TaskType", c.two_sources() ? 3 : 2);
+    // A tensor constant kept in L2 is read one value per channel.
+    if (c.t.constant_operand) w.set("Common.Broadcast.Src2ChannelsW", 1);
+    // The planar engine with two operands (3) or one (2); 4: (a + b) * c
+    // with c the second operand's next row (records binary_{add,sub,mul}_c*_constant_blob).
+    const bool scaled = c.t.constant_operand && c.t.kind == TaskKind::PlanarAdd;
+    w.set("Common.Cfg.TaskType", scaled ? 4 : c.two_sources() ? 3 : 2);
     return;
   }
   w.set("Common.Cfg.UnkBit0", 1);

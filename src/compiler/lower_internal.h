@@ -41,7 +41,10 @@ struct Strips {
   uint32_t tile_height = 0;  // rows per tile
   uint32_t block = 0;        // planar engine: Common.Unk0002C (log2 block width | log2 block height << 4)
 };
-inline constexpr uint64_t kNeStripMax = 0x80;  // eiln: 128 bytes (the macOS 26 compiler: 256)
+inline constexpr uint64_t kNeStripMax = 0x80;  // eiln: 128 bytes
+// macOS 26: 256 bytes (records binary_*_c512_constant_blob task 0: rows of
+// 512 values in strips of 0x100; rows of 64 values whole).
+inline constexpr uint64_t kNeStripMaxMacos26 = 0x100;
 // `macos26`: the planar engine's whole-plane form where it fits L2 (lower_l2.cpp).
 Strips tall_strips(const Tensor& t, bool planar, bool macos26 = false);
 
@@ -66,8 +69,11 @@ struct Ctx {
   const Tensor& dst() const { return dst_; }
   bool last() const { return index + 1 == plan.tasks.size(); }
   // A pass-through or planar-engine task on a tensor taller than one row.
+  // A tensor constant's copy reads in strips at any height (records
+  // binary_{maximum,minimum}_c512_constant_blob: one row of 0x400 bytes in
+  // strips of 0x100).
   bool tall() const {
-    return (t.kind == TaskKind::Pass || planar()) && (src().h > 1 || dst().h > 1);
+    return (t.kind == TaskKind::Pass || planar()) && (src().h > 1 || dst().h > 1 || t.constant_copy);
   }
   // An element-wise planar-engine task, of one source (affine) or two.
   bool planar() const {

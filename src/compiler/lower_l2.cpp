@@ -36,7 +36,7 @@ Strips tall_strips(const Tensor& t, bool planar, bool macos26) {
     s.strip = round_up(uint64_t{std::min(t.w, 1u << lo)} * 2, 16);
     s.tile_height = std::min(t.h, 1u << hi);
   } else {
-    s.strip = std::min(t.l2_channel_stride(), kNeStripMax);
+    s.strip = std::min(t.l2_channel_stride(), macos26 ? kNeStripMaxMacos26 : kNeStripMax);
     s.tile_height = t.h;
   }
   return s;
@@ -146,7 +146,15 @@ void l2_tall(ImageWriter& w, const Ctx& c, uint32_t channels) {
 KeptLayout kept_layout(const Ctx& reader) {
   const Tensor& b = reader.plan.tensors[reader.t.src2];
   KeptLayout k;
-  if (reader.tall()) {
+  if (reader.t.constant_operand) {
+    // A tensor constant's section: one channel of R rows of C values, each
+    // row whole, padded by 0x20 from 0x400 bytes when there is a second row
+    // (records binary_*_c512_constant_blob: 0x420 with two rows, 0x400 with
+    // one; _c64_: 0x80).
+    k.channel = b.l2_channel_stride();
+    k.row = k.channel + (b.h > 1 ? l2_pad(k.channel, 0x20) : 0);
+    k.rows = b.h;
+  } else if (reader.tall()) {
     const Strips st = tall_strips(reader.src(), true, reader.plan.macos26());
     k.channel = st.strip;
     k.row = tall_row(st, true, b.c);

@@ -18,6 +18,7 @@ Expected<Plan> Planner::run() {
   }
   chain_through_l2();
   if (auto s = place_scratch(); !s) return s.error();
+  place_constants();
   return std::move(plan_);
 }
 

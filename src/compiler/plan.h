@@ -20,6 +20,10 @@ constexpr int kConstSlot = 1;
 constexpr int kScratchSlot = 3;  // libane: intermediates (later compilers use slot 3 the same way)
 constexpr int kFirstBufferSlot = 4;
 constexpr uint32_t kTaskStride = 0x300;  // v4.2.1 places task i at __text + i * 0x300
+// macOS 26 places each task at the next 0x100 boundary after the one before
+// (records: a task of 504 bytes, then the next at 0x200 - binary_*_constant_blob;
+// of 628 bytes, the next at 0x300 - binary_real_div_*).
+constexpr uint32_t kMacos26TaskAlign = 0x100;
 
 // A tensor as it sits in memory (fp16, N = D = 1).
 struct Tensor {
@@ -29,7 +33,9 @@ struct Tensor {
   uint64_t batch_stride = 0;  // N stride of the buffer descriptor
   // L2: kept in L2 from the task that makes it to the next one, which reads
   // it from there (Planner::chain_through_l2); no memory, no slot.
-  enum class Home { Input, Output, Scratch, L2 } home = Home::Scratch;
+  // Constant: data of the program in __const (slot kConstSlot), read by tile
+  // DMA (a tensor constant's section, plan_constants.cpp).
+  enum class Home { Input, Output, Scratch, L2, Constant } home = Home::Scratch;
   int buffer = -1;      // index into Network::inputs / outputs
   int view_of = -1;     // another tensor's bytes seen in other dims (no memory of its own)
   uint64_t depth_stride = 0;  // a view's tile-DMA depth (0: C x plane stride)
@@ -51,6 +57,12 @@ struct TaskPlan {
   uint32_t dst_channel_offset = 0;  // Concat pieces
   bool compiler_copy = false;       // Concat / Reshape copy (DebugLogEvents 0x68)
   bool concat_last_piece = false;   // L2 alias bits cleared
+  // A tensor constant (plan_constants.cpp): the copy of its section into L2
+  // (Pass), read in strips as a tall tensor's; and the planar task reading it
+  // there as channels along W (Broadcast.Src2ChannelsW), Add computing
+  // (a + b) * c with c the section's next row (TaskType 4).
+  bool constant_copy = false;
+  bool constant_operand = false;
   // A width piece (plan_pieces.cpp): the task covers columns [col, col + cols)
   // of its source and result; cols 0 is the whole width.
   uint32_t col = 0, cols = 0;
@@ -106,6 +118,10 @@ struct Plan {
   std::vector<TaskPlan> tasks;
   uint64_t scratch_bytes = 0;
   std::vector<UnitLowering> lowering;
+  // Tile-DMA data in __const after the kernel data (64-byte aligned): the
+  // sections of tensor constants. Home::Constant tensors' offsets count from
+  // the start of __const once the planner is done.
+  Bytes constants;
 };
 
 // Resolves shapes, placement and the task list (plan.cpp).
@@ -133,6 +149,8 @@ bool kept_fits(const Plan& plan, size_t reader);
 std::vector<RegisterStream> task_stream_layout(const Plan& plan, const TaskPlan& task);
 // Words of a task written in `layout`: the header and each stream's.
 uint32_t task_words(const std::vector<RegisterStream>& layout);
+// Each task's offset in __text, by the profile's placement (container.cpp).
+std::vector<uint64_t> task_offsets(const Plan& plan);
 
 // Register images of one task (lower_*.cpp). `kbase` is the task's offset of
 // kernel data inside __const.

@@ -453,6 +453,7 @@ Status Planner::plan_scalar_elementwise(const Layer& l, const ElementWiseParams&
 Status Planner::plan_elementwise(const Layer& l, UnitLowering& ul) {
   const auto& p = std::get<ElementWiseParams>(l.params);
   if (p.constant) return plan_scalar_elementwise(l, p, ul);
+  if (p.constant_tensor) return plan_tensor_constant(l, p, ul);
   TaskPlan t;
   t.unit = l.name;
   bool swap = false;  // Sub reads its second Bottom first

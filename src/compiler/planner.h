@@ -65,6 +65,9 @@ class Planner {
   Status plan_copy(const Layer& l, int src, const std::string& rule, UnitLowering& ul);
   Status plan_elementwise(const Layer& l, UnitLowering& ul);
   Status plan_scalar_elementwise(const Layer& l, const ElementWiseParams& p, UnitLowering& ul);
+  Status plan_tensor_constant(const Layer& l, const ElementWiseParams& p, UnitLowering& ul);
+  // Home::Constant tensors' offsets, moved past the kernel data (plan_constants.cpp).
+  void place_constants();
   Status plan_reduction(const Layer& l, UnitLowering& ul);
 
   static constexpr uint16_t kFp16OneBits = 0x3c00;

@@ -96,6 +96,10 @@ class Lowering {
   // The argument as an fp16 scalar constant (a rank-0 const, fp16 or an fp32
   // value fp16 holds exactly); nullopt where it names a tensor.
   Expected<std::optional<uint16_t>> scalar_constant(const Operation& op, std::string_view argument) const;
+  // The argument's constant when it is a tensor (not a scalar), else nullptr.
+  const Literal* tensor_constant(const Operation& op, std::string_view argument) const;
+  // x op c for a tensor constant c of x's shape (docs/mil.md, "Tensor constants").
+  Status lower_tensor_constant_elementwise(const Operation& op, const std::string& type, bool constant_is_x);
   Status lower_concat(const Operation& op);
   Status lower_reshape(const Operation& op);
   Status lower_reduction(const Operation& op, const std::string& type);
@@ -123,8 +127,9 @@ class Lowering {
   Expected<TensorValue> tensor_named(const Operation& op, std::string_view argument, const std::string& name) const {
     if (consts_.count(name))
       return fail(op, argument,
-                  fmt::format("'{}' is a constant: tensor constants as operands are not supported (hwx-build reads "
-                              "them only as convolution weights and biases)",
+                  fmt::format("'{}' is a constant: tensor constants as operands are not supported here (hwx-build "
+                              "reads them as convolution weights and biases, and as the second operand of add, "
+                              "sub, mul, maximum and minimum)",
                               name));
     auto it = values_.find(name);
     if (it == values_.end()) return fail(op, argument, fmt::format("'{}' is not defined", name));

@@ -140,7 +140,61 @@ Expected<std::pair<Lowering::TensorValue, Lowering::TensorValue>> Lowering::same
   return std::pair{*a, *b};
 }
 
+const Literal* Lowering::tensor_constant(const Operation& op, std::string_view argument) const {
+  const mil::Argument* a = op.argument(argument);
+  if (!a) return nullptr;
+  const Literal* lit = std::get_if<Literal>(a);
+  if (const auto* ref = std::get_if<mil::NameRef>(a); ref && consts_.count(ref->name)) lit = consts_.at(ref->name);
+  return lit && !lit->type.shape.empty() ? lit : nullptr;
+}
+
+// Apple's form (records binary_{add,sub,mul,maximum,minimum}_c*_constant_blob,
+// H13): the neural engine copies the constant section into L2, the planar
+// engine reads it there as channels along W. The records hold one value per
+// channel of a [1,C,1,1] operand, from a weight blob; Apple refuses the same
+// constant written inline (records binary_*_constant_inline: callback_status 1).
+Status Lowering::lower_tensor_constant_elementwise(const Operation& op, const std::string& type, bool constant_is_x) {
+  const char* constant_arg = constant_is_x ? "x" : "y";
+  const char* tensor_arg = constant_is_x ? "y" : "x";
+  const mil::Argument* other = op.argument(tensor_arg);
+  const auto* other_ref = other ? std::get_if<mil::NameRef>(other) : nullptr;
+  if (other && (std::holds_alternative<Literal>(*other) || (other_ref && consts_.count(other_ref->name))))
+    return fail(op, "x", "both operands are constants: nothing to compute");
+  if (constant_is_x && type == "Sub")
+    return fail(op, "x", "a tensor constant as x of sub (c - x) is not supported (the records subtract it from x)");
+  auto t = tensor(op, tensor_arg);
+  if (!t) return t.error();
+  const Literal& c = *tensor_constant(op, constant_arg);
+  if (c.type.shape != t->type.shape)
+    return fail(op, constant_arg,
+                fmt::format("the constant is {} and {} is {}: broadcasting is not supported", mil::type_text(c.type),
+                            tensor_arg, mil::type_text(t->type)));
+  if (t->surface.n != 1 || t->surface.h != 1 || t->surface.w != 1)
+    return fail(op, constant_arg,
+                fmt::format("a tensor constant on {} is not supported: Apple's records hold one value per channel "
+                            "(surface [1,C,1,1]), this surface is {}",
+                            mil::type_text(c.type), surface_text(t->surface)));
+  if (!std::holds_alternative<mil::BlobRef>(c.values))
+    return fail(op, constant_arg,
+                "a tensor constant written in the text is not supported as an operand: Apple's compiler refuses "
+                "it for H13 (records binary_*_constant_inline); store it in a weight blob (BLOBFILE)");
+  auto w = weight(op, constant_arg, c);
+  if (!w) return w.error();
+  Layer l = unit(op, op.result, "ElementWise", {{"Bottom", tensor_arg}, {"Params.Type", constant_arg}});
+  l.bottoms = {t->unit};
+  ElementWiseParams e;
+  e.op = type;
+  e.constant_tensor = *w;
+  l.params = e;
+  return add_unit(op, std::move(l), t->surface, t->type.shape);
+}
+
 Status Lowering::lower_elementwise(const Operation& op, const std::string& type) {
+  if (tensor_constant(op, "x") || tensor_constant(op, "y")) {
+    // Scalars (shape []) are read below; a tensor constant of either side here.
+    if (tensor_constant(op, "y")) return lower_tensor_constant_elementwise(op, type, false);
+    return lower_tensor_constant_elementwise(op, type, true);
+  }
   // A scalar constant: y, or x of a commutative op (all but Sub).
   auto cy = scalar_constant(op, "y");
   if (!cy) return cy.error();

@@ -1,0 +1,129 @@
+// Network -> Plan: an element-wise op with a tensor constant (MIL's add, sub,
+// mul, maximum and minimum of a [1,C,1,1] tensor and a weight-blob constant
+// of its shape), as Apple's compiler writes it for H13 (records
+// binary_{add,sub,mul,maximum,minimum}_c{64,512}_constant_blob; docs/mil.md,
+// "Tensor constants").
+#include <fmt/format.h>
+
+#include "ane/fp16.h"
+#include "planner.h"
+
+namespace ane::compiler {
+
+namespace {
+
+// The section the planar engine reads as rows of C values: row 0 is its
+// second operand b, row 1 (Add, Sub, Mul) the factor c of (x + b) * c. All
+// ten H13 records hash so.
+Expected<std::vector<uint16_t>> constant_rows(const std::string& op, const std::vector<uint16_t>& v) {
+  constexpr uint16_t kOne = 0x3c00;
+  std::vector<uint16_t> rows;
+  if (op == "Add" || op == "Sub") {
+    rows = v;
+    if (op == "Sub")
+      for (uint16_t& h : rows) h ^= 0x8000;  // -v exactly (0 as -0)
+    rows.insert(rows.end(), v.size(), kOne);
+  } else if (op == "Mul") {
+    rows.assign(v.size(), 0);
+    rows.insert(rows.end(), v.begin(), v.end());
+  } else if (op == "Max" || op == "Min") {
+    rows = v;
+  } else {
+    return make_error(fmt::format("unsupported element-wise operation '{}' with a tensor constant (known: Add, Max, "
+                                  "Min, Mul, Sub)",
+                                  op));
+  }
+  return rows;
+}
+
+}  // namespace
+
+// Two tasks: a neural-engine copy of the section (tile DMA from __const, a
+// one-channel tensor of R rows of C values) into L2, where the planar task
+// after it reads it as its second operand, one value per channel
+// (Broadcast.Src2ChannelsW). Add, Sub and Mul compute (x + b) * c
+// (TaskType 4, PE.Cfg.SecSrc 2); Max and Min take max / min(x, b) (TaskType 3).
+Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p, UnitLowering& ul) {
+  if (l.bottoms.size() != 1)
+    return fail(l.at("Bottom"),
+                fmt::format("{} with a tensor constant needs one input, Bottom names {}", p.op, l.bottoms.size()));
+  auto it = tensor_of_.find(l.bottoms[0]);
+  if (it == tensor_of_.end()) return fail(l.at("Bottom"), fmt::format("'{}' has no tensor of its own", l.bottoms[0]));
+  const int src = it->second;
+  const Tensor a = plan_.tensors[src];
+  if (a.h != 1 || a.w != 1)
+    return fail(l.at("Bottom"), fmt::format("unsupported: a tensor constant on {}x{} planes (the records hold one "
+                                            "value per channel, 1x1 planes)",
+                                            a.h, a.w));
+  if (auto ch = check_channels(l, a.c); !ch) return ch;
+  auto values = weights_.read(l.at("Params.Type"), l.at("Params.Type"), *p.constant_tensor, a.c, "the constant");
+  if (!values) return values.error();
+  auto rows = constant_rows(p.op, *values);
+  if (!rows) return fail(l.at("Params.Type"), rows.error().message);
+  const uint32_t height = static_cast<uint32_t>(rows->size() / a.c);
+
+  // The section in __const, rows of 2C bytes back to back.
+  Tensor section;
+  section.name = l.name + "@constant";
+  section.c = 1;
+  section.h = height;
+  section.w = a.c;
+  section.row_stride = uint64_t{a.c} * 2;
+  section.plane_stride = section.row_stride * height;
+  section.batch_stride = section.plane_stride;
+  section.home = Tensor::Home::Constant;
+  section.slot = kConstSlot;
+  section.offset = round_up(plan_.constants.size(), 64);  // from the constants' start until place_constants()
+  plan_.constants.resize(section.offset);
+  for (uint16_t h : *rows) {
+    plan_.constants.push_back(static_cast<uint8_t>(h));
+    plan_.constants.push_back(static_cast<uint8_t>(h >> 8));
+  }
+  Tensor kept = section;
+  kept.name = l.name + "@constant in L2";
+  kept.home = Tensor::Home::L2;
+  kept.slot = -1;
+  kept.offset = 0;
+  const int section_index = add_tensor(std::move(section));
+  const int kept_index = add_tensor(std::move(kept));
+
+  TaskPlan copy;
+  copy.kind = TaskKind::Pass;
+  copy.unit = l.name;
+  copy.src = section_index;
+  copy.dst = kept_index;
+  copy.compiler_copy = true;
+  copy.constant_copy = true;
+  add_task(std::move(copy), ul);
+
+  TaskPlan op;
+  op.unit = l.name;
+  op.kind = p.op == "Max" ? TaskKind::PlanarMax : p.op == "Min" ? TaskKind::PlanarMin : TaskKind::PlanarAdd;
+  op.constant_operand = true;
+  op.src = src;
+  op.src2 = kept_index;
+  auto dst = result_tensor(l, a.c, 1, 1);
+  if (!dst) return dst.error();
+  op.dst = *dst;
+  const size_t reader = add_task(std::move(op), ul);
+  if (!kept_fits(plan_, reader))
+    return fail(l.at("Bottom"), fmt::format("unsupported: {} channels with a tensor constant pass the L2 address "
+                                            "fields (the constant and the source rows together)",
+                                            a.c));
+  ul.rule = fmt::format("{} of '{}' and a tensor constant of {} values: a neural-engine copy of its {}-row section "
+                        "into L2, then the planar engine reading it as channels along W{} (Apple's form: records "
+                        "binary_*_constant_blob)",
+                        p.op, l.bottoms[0], a.c, height,
+                        height == 2 ? ", y = (x + row 0) x row 1 (TaskType 4)" : "");
+  return Ok{};
+}
+
+void Planner::place_constants() {
+  uint64_t kernel_bytes = 0;
+  for (const auto& t : plan_.tasks) kernel_bytes += t.kernel.size();
+  const uint64_t base = round_up(kernel_bytes, 64);
+  for (auto& t : plan_.tensors)
+    if (t.home == Tensor::Home::Constant) t.offset += base;
+}
+
+}  // namespace ane::compiler
