@@ -206,5 +206,42 @@ TEST_P(TensorConstantRecord, HwxBuildsProgramRunsToTheOp) {
 
 INSTANTIATE_TEST_SUITE_P(Records, TensorConstantRecord, ::testing::ValuesIn(records()), oracle::test_name);
 
+// Channel counts no record holds: one channel (whose reader drops
+// Src2ChannelsW), rows that are not a multiple of 64 bytes (the section's
+// rows padded), and 4096 channels; every op, both profiles, against
+// op(x, v) rounded once.
+TEST(TensorConstantShapes, OtherChannelCountsRunToTheOp) {
+  for (uint32_t c : {1u, 3u, 24u, 4096u})
+    for (const char* op : {"add", "sub", "mul", "maximum", "minimum"}) {
+      SCOPED_TRACE(std::string(op) + " C=" + std::to_string(c));
+      std::vector<uint16_t> values = test::uniform_fp16(c, -3, 3, c + 1);
+      test::TempDir dir;
+      const test::MilBlob blob{mil::BlobDataType::Fp16, test::fp16_data(values), 0};
+      test::write_bytes(dir.file("weights.bin"), test::write_milblob(std::span(&blob, 1)).bytes);
+      const std::string t = "tensor<fp16, [1, " + std::to_string(c) + ", 1, 1]>";
+      test::write_text(dir.file("model.mil"),
+                       "program(1.3)\n[buildInfo = dict<string, string>({})]\n{\n  func main<ios18>(" + t +
+                           " x) {\n    " + t + " v = const()[name = string(\"v\"), val = " + t +
+                           "(BLOBFILE(path = string(\"@model_path/weights.bin\"), offset = uint64(64)))];\n    " + t +
+                           " y = " + op + "(x = x, y = v)[name = string(\"y\")];\n  } -> (y);\n}\n");
+      auto net = load_model(dir.file("model.mil"));
+      ASSERT_TRUE(net.ok()) << net.error().str();
+      oracle::Fixture f;
+      f.name = std::string(op) + "_c" + std::to_string(c);
+      f.params["operation"] = op;
+      f.tensors.push_back({});
+      f.tensors[0].shape = {1, c, 1, 1};
+      for (CompilerProfile profile : {CompilerProfile::Macos26, CompilerProfile::V421}) {
+        auto built = compile(*net, profile);
+        ASSERT_TRUE(built.ok()) << built.error().str();
+        auto program = parse_program(built->bytes, "built.hwx");
+        ASSERT_TRUE(program.ok()) << program.error().str();
+        auto s = sim::Simulator::create(*program);
+        ASSERT_TRUE(s.ok()) << s.error().str();
+        EXPECT_EQ(expect_runs_to_op(*s, "y@output", f, values, 9, 2), 2u * c) << compiler_profile_name(profile);
+      }
+    }
+}
+
 }  // namespace
 }  // namespace ane

@@ -62,22 +62,25 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
   if (!rows) return fail(l.at("Params.Type"), rows.error().message);
   const uint32_t height = static_cast<uint32_t>(rows->size() / a.c);
 
-  // The section in __const, rows of 2C bytes back to back.
+  // The section in __const: rows of 2C bytes, each rounded up to 64 (the tile
+  // DMA's strides are multiples of 64; the records' C = 64 and 512 need no
+  // padding, which is zeros).
   Tensor section;
   section.name = l.name + "@constant";
   section.c = 1;
   section.h = height;
   section.w = a.c;
-  section.row_stride = uint64_t{a.c} * 2;
+  section.row_stride = round_up(uint64_t{a.c} * 2, 64);
   section.plane_stride = section.row_stride * height;
   section.batch_stride = section.plane_stride;
   section.home = Tensor::Home::Constant;
   section.slot = kConstSlot;
   section.offset = round_up(plan_.constants.size(), 64);  // from the constants' start until place_constants()
-  plan_.constants.resize(section.offset);
-  for (uint16_t h : *rows) {
-    plan_.constants.push_back(static_cast<uint8_t>(h));
-    plan_.constants.push_back(static_cast<uint8_t>(h >> 8));
+  plan_.constants.resize(section.offset + section.plane_stride, 0);
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const uint64_t at = section.offset + (i / a.c) * section.row_stride + (i % a.c) * 2;
+    plan_.constants[at] = static_cast<uint8_t>((*rows)[i]);
+    plan_.constants[at + 1] = static_cast<uint8_t>((*rows)[i] >> 8);
   }
   Tensor kept = section;
   kept.name = l.name + "@constant in L2";
