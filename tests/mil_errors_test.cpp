@@ -130,9 +130,23 @@ TEST(MilErrors, ElementWiseOperands) {
                       "2]>([1, 2, 3, 4])];\n"
                       "    tensor<fp16, [1, 2, 1, 2]> y = mul(x = x, y = s)[name = string(\"y\")];\n",
                       "y"));
-  EXPECT_EQ(constant.error(), constant.mil() + ":5: op 'mul': argument 'y': a tensor constant on tensor<fp16, [1, 2, "
-                                               "1, 2]> is not supported: Apple's records hold one value per channel "
-                                               "(surface [1,C,1,1]), this surface is [1,2,1,2]");
+  EXPECT_EQ(constant.error(), constant.mil() + ":5: op 'mul': argument 'y': a tensor constant tensor<fp16, [1, 2, 1, "
+                                               "2]> on tensor<fp16, [1, 2, 1, 2]> is not supported: it must hold one "
+                                               "value per channel of x (surface [1,2,1,1], the same rank), this one's "
+                                               "surface is [1,2,1,2]");
+  // Per channel over a larger plane: add, sub and mul; not maximum or minimum.
+  Model max_plane(wrap("tensor<fp16, [1, 2, 1, 2]> x",
+                       "    tensor<fp16, [1, 2, 1, 1]> s = const()[name = string(\"s\"), val = tensor<fp16, [1, 2, 1, "
+                       "1]>(BLOBFILE(path = string(\"@model_path/w.bin\"), offset = uint64(64)))];\n"
+                       "    tensor<fp16, [1, 2, 1, 2]> y = maximum(x = x, y = s)[name = string(\"y\")];\n",
+                       "y"));
+  const uint16_t two[2] = {0x3c00, 0x4000};
+  const test::MilBlob blob{mil::BlobDataType::Fp16, test::fp16_data(two), 0};
+  test::write_bytes(max_plane.dir.file("w.bin"), test::write_milblob(std::span(&blob, 1)).bytes);
+  EXPECT_EQ(max_plane.compile_error(), max_plane.mil() + ":5: op 'maximum': argument 'y': unsupported: Max of a per-channel "
+                                                 "tensor constant over 1x2 planes (no record shows Apple's form; the "
+                                                 "simulator reads such a broadcast only in the (x + b) * c task of "
+                                                 "add, sub and mul)");
   // One value per channel, but written in the text: Apple refuses it.
   const std::string c2 = "tensor<fp16, [1, 2, 1, 1]> x";
   const std::string s2 = "    tensor<fp16, [1, 2, 1, 1]> s = const()[name = string(\"s\"), val = tensor<fp16, [1, 2, 1, "
@@ -152,9 +166,10 @@ TEST(MilErrors, ElementWiseOperands) {
   Model other_shape(wrap(c2, "    tensor<fp16, [1, 1, 1, 2]> s = const()[name = string(\"s\"), val = tensor<fp16, "
                              "[1, 1, 1, 2]>([1, 2])];\n    tensor<fp16, [1, 2, 1, 1]> y = add(x = x, y = s);\n",
                          "y"));
-  EXPECT_EQ(other_shape.error(), other_shape.mil() + ":5: op 'add': argument 'y': the constant is tensor<fp16, [1, 1, "
-                                                     "1, 2]> and x is tensor<fp16, [1, 2, 1, 1]>: broadcasting is "
-                                                     "not supported");
+  EXPECT_EQ(other_shape.error(), other_shape.mil() + ":5: op 'add': argument 'y': a tensor constant tensor<fp16, [1, "
+                                                     "1, 1, 2]> on tensor<fp16, [1, 2, 1, 1]> is not supported: it "
+                                                     "must hold one value per channel of x (surface [1,2,1,1], the "
+                                                     "same rank), this one's surface is [1,1,1,2]");
   Model broadcast(wrap(kX + ", tensor<fp16, [1, 8, 1, 1]> z", "    tensor<fp16, [1, 8, 4, 4]> y = add(x = x, y = z);\n",
                        "y"));
   EXPECT_EQ(broadcast.error(), broadcast.mil() + ":4: op 'add': argument 'y': y is tensor<fp16, [1, 8, 1, 1]> and "

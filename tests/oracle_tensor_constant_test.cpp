@@ -12,6 +12,7 @@
 //  * hwx-build compiles the record's MIL to Apple's two tasks, field for
 //    field outside the version fields, with Apple's constant section;
 //  * hwx-build's program (both profiles) runs to op(x, v) bit for bit.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,30 +69,34 @@ double reference(const std::string& op, double x, double v) {
   return std::min(x, v);
 }
 
-// Runs the program on `runs` random inputs from `seed` on and compares its
-// output `y` with op(x, v), evaluated in double and rounded once to fp16
-// (exact in fp32 for these ops); returns the values compared.
+// Runs the program on `runs` random inputs from `seed` on (x of the
+// record's first tensor's shape, [1,C,H,W]) and compares its output `y` with
+// op(x, v), v one value per channel, evaluated in double and rounded once to
+// fp16 (exact in fp32 for these ops); returns the values compared.
 size_t expect_runs_to_op(sim::Simulator& s, const std::string& y_name, const oracle::Fixture& f,
                          const std::vector<uint16_t>& values, uint32_t seed, uint32_t runs) {
   const std::string op = f.params.at("operation");
-  const uint32_t c = static_cast<uint32_t>(f.tensors.at(0).shape[1]);
+  const auto shape = f.tensors.at(0).shape;
+  const uint32_t c = static_cast<uint32_t>(shape[1]);
+  const uint64_t plane = shape[2] * shape[3];
   size_t checked = 0;
   for (uint32_t k = seed; k < seed + runs; ++k) {
     sim::Tensor x;
-    x.nchw = {1, c, 1, 1};
-    x.data = test::uniform_fp16(c, -4, 4, k);
+    x.nchw = {1, c, static_cast<uint32_t>(shape[2]), static_cast<uint32_t>(shape[3])};
+    x.data = test::uniform_fp16(c * plane, -4, 4, k);
     EXPECT_TRUE(s.set_input("x", x).ok());
     auto run = s.run();
     EXPECT_TRUE(run.ok()) << run.error().str();
     auto y = s.read_buffer(y_name);
     EXPECT_TRUE(y.ok()) << (y ? "" : y.error().str());
-    if (!run || !y || y->data.size() != c) return checked;
-    for (uint32_t i = 0; i < c; ++i, ++checked) {
+    if (!run || !y || y->data.size() != c * plane) return checked;
+    for (uint64_t i = 0; i < c * plane; ++i, ++checked) {
+      const uint16_t v = values[i / plane];
       const uint16_t want =
-          float_to_fp16(static_cast<float>(reference(op, fp16_to_float(x.data[i]), fp16_to_float(values[i]))));
+          float_to_fp16(static_cast<float>(reference(op, fp16_to_float(x.data[i]), fp16_to_float(v))));
       if (y->data[i] != want) {
-        ADD_FAILURE() << f.name << " channel " << i << ": x " << std::hex << x.data[i] << " v " << values[i]
-                      << " gives " << y->data[i] << ", want " << want;
+        ADD_FAILURE() << f.name << " value " << i << ": x " << std::hex << x.data[i] << " v " << v << " gives "
+                      << y->data[i] << ", want " << want;
         return checked;
       }
     }
@@ -206,39 +211,49 @@ TEST_P(TensorConstantRecord, HwxBuildsProgramRunsToTheOp) {
 
 INSTANTIATE_TEST_SUITE_P(Records, TensorConstantRecord, ::testing::ValuesIn(records()), oracle::test_name);
 
-// Channel counts no record holds: one channel (whose reader drops
+// Shapes no H13 record holds: one channel (whose reader drops
 // Src2ChannelsW), rows that are not a multiple of 64 bytes (the section's
-// rows padded), and 4096 channels; every op, both profiles, against
-// op(x, v) rounded once.
-TEST(TensorConstantShapes, OtherChannelCountsRunToTheOp) {
-  for (uint32_t c : {1u, 3u, 24u, 4096u})
-    for (const char* op : {"add", "sub", "mul", "maximum", "minimum"}) {
-      SCOPED_TRACE(std::string(op) + " C=" + std::to_string(c));
-      std::vector<uint16_t> values = test::uniform_fp16(c, -3, 3, c + 1);
+// rows padded), 4096 channels; and x on larger planes, the constant repeated
+// along H and W (add, sub, mul; one channel as a scalar, every op). Both
+// profiles, against op(x, v) rounded once.
+TEST(TensorConstantShapes, OtherShapesRunToTheOp) {
+  struct Shape {
+    uint32_t c, h, w;
+  };
+  for (const Shape sh : {Shape{1, 1, 1}, Shape{3, 1, 1}, Shape{24, 1, 1}, Shape{4096, 1, 1}, Shape{64, 8, 8},
+                         Shape{3, 5, 7}, Shape{16, 1, 100}, Shape{1, 4, 4}})
+    for (const std::string op : {"add", "sub", "mul", "maximum", "minimum"}) {
+      const bool plane = sh.h * sh.w > 1;
+      if (plane && sh.c > 1 && (op == "maximum" || op == "minimum")) continue;  // refused (MilErrors)
+      const std::string dims = fmt::format("{}, {}, {}", sh.c, sh.h, sh.w);
+      SCOPED_TRACE(op + " [1, " + dims + "]");
+      std::vector<uint16_t> values = test::uniform_fp16(sh.c, -3, 3, sh.c + 1);
       test::TempDir dir;
       const test::MilBlob blob{mil::BlobDataType::Fp16, test::fp16_data(values), 0};
       test::write_bytes(dir.file("weights.bin"), test::write_milblob(std::span(&blob, 1)).bytes);
-      const std::string t = "tensor<fp16, [1, " + std::to_string(c) + ", 1, 1]>";
+      const std::string t = "tensor<fp16, [1, " + dims + "]>", tv = fmt::format("tensor<fp16, [1, {}, 1, 1]>", sh.c);
       test::write_text(dir.file("model.mil"),
                        "program(1.3)\n[buildInfo = dict<string, string>({})]\n{\n  func main<ios18>(" + t +
-                           " x) {\n    " + t + " v = const()[name = string(\"v\"), val = " + t +
+                           " x) {\n    " + tv + " v = const()[name = string(\"v\"), val = " + tv +
                            "(BLOBFILE(path = string(\"@model_path/weights.bin\"), offset = uint64(64)))];\n    " + t +
                            " y = " + op + "(x = x, y = v)[name = string(\"y\")];\n  } -> (y);\n}\n");
       auto net = load_model(dir.file("model.mil"));
       ASSERT_TRUE(net.ok()) << net.error().str();
       oracle::Fixture f;
-      f.name = std::string(op) + "_c" + std::to_string(c);
+      f.name = op + " [1, " + dims + "]";
       f.params["operation"] = op;
       f.tensors.push_back({});
-      f.tensors[0].shape = {1, c, 1, 1};
+      f.tensors[0].shape = {1, sh.c, sh.h, sh.w};
       for (CompilerProfile profile : {CompilerProfile::Macos26, CompilerProfile::V421}) {
         auto built = compile(*net, profile);
         ASSERT_TRUE(built.ok()) << built.error().str();
+        EXPECT_EQ(built->tasks.size(), plane && sh.c == 1 ? 1u : 2u);
         auto program = parse_program(built->bytes, "built.hwx");
         ASSERT_TRUE(program.ok()) << program.error().str();
         auto s = sim::Simulator::create(*program);
         ASSERT_TRUE(s.ok()) << s.error().str();
-        EXPECT_EQ(expect_runs_to_op(*s, "y@output", f, values, 9, 2), 2u * c) << compiler_profile_name(profile);
+        EXPECT_EQ(expect_runs_to_op(*s, "y@output", f, values, 9, 2), 2u * sh.c * sh.h * sh.w)
+            << compiler_profile_name(profile);
       }
     }
 }

@@ -180,8 +180,9 @@ bool kept_fits(const Plan& plan, size_t reader) {
   uint64_t source = 0;  // the reader's own source rows, as many as its result's
   if (r.tall()) {
     // The neural engine cuts rows in strips of at most kNeStripMax bytes, the
-    // planar engine in its block's width: the same strips up to 64 values.
-    if (s.w > 64) return false;
+    // planar engine in its block's width: the same strips up to 64 values. (A
+    // tensor constant's copy is laid out whole, whatever the reader's strips.)
+    if (s.w > 64 && !r.t.constant_operand) return false;
     const Strips st = tall_strips(s, true, plan.macos26());
     source = uint64_t{st.tile_height} * tall_row(st, true, s.c);
   } else {

@@ -51,13 +51,24 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
   if (it == tensor_of_.end()) return fail(l.at("Bottom"), fmt::format("'{}' has no tensor of its own", l.bottoms[0]));
   const int src = it->second;
   const Tensor a = plan_.tensors[src];
-  if (a.h != 1 || a.w != 1)
-    return fail(l.at("Bottom"), fmt::format("unsupported: a tensor constant on {}x{} planes (the records hold one "
-                                            "value per channel, 1x1 planes)",
-                                            a.h, a.w));
   if (auto ch = check_channels(l, a.c); !ch) return ch;
   auto values = weights_.read(l.at("Params.Type"), l.at("Params.Type"), *p.constant_tensor, a.c, "the constant");
   if (!values) return values.error();
+  const bool plane = a.h * a.w > 1;
+  if (plane && a.c == 1) {
+    // One value for the whole tensor: the scalar's one task (or table).
+    ElementWiseParams scalar = p;
+    scalar.constant_tensor.reset();
+    scalar.constant = values->front();
+    ul.notes.push_back("a tensor constant of one value, lowered as a scalar constant");
+    return plan_scalar_elementwise(l, scalar, ul);
+  }
+  if (plane && (p.op == "Max" || p.op == "Min"))
+    return fail(l.at("Params.Type"),
+                fmt::format("unsupported: {} of a per-channel tensor constant over {}x{} planes (no record shows "
+                            "Apple's form; the simulator reads such a broadcast only in the (x + b) * c task of "
+                            "add, sub and mul)",
+                            p.op, a.h, a.w));
   auto rows = constant_rows(p.op, *values);
   if (!rows) return fail(l.at("Params.Type"), rows.error().message);
   const uint32_t height = static_cast<uint32_t>(rows->size() / a.c);
@@ -105,19 +116,26 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
   op.constant_operand = true;
   op.src = src;
   op.src2 = kept_index;
-  auto dst = result_tensor(l, a.c, 1, 1);
+  auto dst = result_tensor(l, a.c, a.h, a.w);
   if (!dst) return dst.error();
   op.dst = *dst;
   const size_t reader = add_task(std::move(op), ul);
   if (!kept_fits(plan_, reader))
-    return fail(l.at("Bottom"), fmt::format("unsupported: {} channels with a tensor constant pass the L2 address "
-                                            "fields (the constant and the source rows together)",
-                                            a.c));
+    return fail(l.at("Bottom"), fmt::format("unsupported: {} channels of {}x{} with a tensor constant pass the L2 "
+                                            "address fields (the constant and the source rows together; Apple would "
+                                            "tile, by a rule no record shows)",
+                                            a.c, a.h, a.w));
   ul.rule = fmt::format("{} of '{}' and a tensor constant of {} values: a neural-engine copy of its {}-row section "
                         "into L2, then the planar engine reading it as channels along W{} (Apple's form: records "
                         "binary_*_constant_blob)",
                         p.op, l.bottoms[0], a.c, height,
                         height == 2 ? ", y = (x + row 0) x row 1 (TaskType 4)" : "");
+  if (a.h * a.w > 1)
+    ul.notes.push_back(fmt::format(
+        "the constant repeated along H and W of {}x{} planes: the H13 records hold 1x1 planes; Apple's H14 records "
+        "read the same two-row copy so (env_bcast_add_1x64x8x8_blob_1x64x1x1), the planar rules of taller "
+        "tensors apply to x",
+        a.h, a.w));
   return Ok{};
 }
 

@@ -165,15 +165,19 @@ Status Lowering::lower_tensor_constant_elementwise(const Operation& op, const st
   auto t = tensor(op, tensor_arg);
   if (!t) return t.error();
   const Literal& c = *tensor_constant(op, constant_arg);
-  if (c.type.shape != t->type.shape)
+  // One value per channel: the constant's surface [1,C,1,1], x's [1,C,H,W]
+  // (the same shape, or broadcast along H and W).
+  auto cs = mil_surface(c.type);
+  if (!cs) return fail(op, constant_arg, cs.error().message);
+  const Surface per_channel{1, t->surface.c, 1, 1};
+  const bool broadcast = c.type.shape != t->type.shape;
+  if (*cs != per_channel || t->surface.n != 1 ||
+      (broadcast && c.type.shape.size() != t->type.shape.size()))
     return fail(op, constant_arg,
-                fmt::format("the constant is {} and {} is {}: broadcasting is not supported", mil::type_text(c.type),
-                            tensor_arg, mil::type_text(t->type)));
-  if (t->surface.n != 1 || t->surface.h != 1 || t->surface.w != 1)
-    return fail(op, constant_arg,
-                fmt::format("a tensor constant on {} is not supported: Apple's records hold one value per channel "
-                            "(surface [1,C,1,1]), this surface is {}",
-                            mil::type_text(c.type), surface_text(t->surface)));
+                fmt::format("a tensor constant {} on {} is not supported: it must hold one value per channel of "
+                            "{} (surface [1,{},1,1], the same rank), this one's surface is {}",
+                            mil::type_text(c.type), mil::type_text(t->type), tensor_arg, t->surface.c,
+                            surface_text(*cs)));
   if (!std::holds_alternative<mil::BlobRef>(c.values))
     return fail(op, constant_arg,
                 "a tensor constant written in the text is not supported as an operand: Apple's compiler refuses "
