@@ -13,6 +13,7 @@
 #include "ane/compiler.h"
 #include "ane/fp16.h"
 #include "ane/program.h"
+#include "ane/registers.h"
 #include "ane/sim.h"
 #include "compile_net.h"
 #include "plist_builder.h"
@@ -169,17 +170,52 @@ TEST(WidthPieces, TasksWhoseColumnsInteractAreRefusedByName) {
   EXPECT_NE(p.error().message.find("only 1x1 stride-1 convolutions and neural-engine pass-throughs are split"),
             std::string::npos)
       << p.error().str();
-  // The planar engine's second source has no base register to offset.
-  Net add;
-  add.inputs = {{"a", input(1024, 1100)}, {"b", input(1024, 1100)}};
-  add.units = {{"y", unit2("a", "b", "ElementWise", {{"Type", str("Add")}})}};
-  add.outputs = {{"y@output", output("y")}};
-  test::TempDir dir2;
-  auto q = compile_in(dir2, add, {});
-  ASSERT_FALSE(q);
-  EXPECT_NE(q.error().message.find("unit 'y'"), std::string::npos) << q.error().str();
-  EXPECT_NE(q.error().message.find("more than the row-stride fields hold (0x1ffff0)"), std::string::npos)
-      << q.error().str();
+}
+
+// The planar engine's second source has no base register to offset, so an
+// element-wise task is not split by width. One whose rows of all channels
+// do not fit L2 (two sources and the result, TileHeight rows each) gets a
+// smaller planar block instead, its height halved first, then its width
+// (docs/compiler.md, "Taller tensors"), and computes the sum exactly.
+TEST(WidthPieces, LargeElementWiseTasksTakeSmallerBlocks) {
+  struct Case {
+    uint32_t c, h, w;
+    uint32_t block, strip, tile_height;  // by hand from the rule
+  };
+  // [1,1024,1,1100]: one row; eiln's block 512 x 1 needs 3 x 1024 strips of
+  // 0x400 bytes, past 0x1ffff0: 256 x 1 (strips of 0x200). [1,512,32,32]:
+  // 32 x 32 needs 3 x 32 rows of 512 x 0x40 bytes: 32 x 16, 16 rows a tile.
+  for (const Case k : {Case{1024, 1, 1100, 0x08, 0x200, 1}, Case{512, 32, 32, 0x45, 0x40, 16}}) {
+    SCOPED_TRACE(fmt::format("[1,{},{},{}]", k.c, k.h, k.w));
+    Net add;
+    add.inputs = {{"a", input(static_cast<int>(k.c), static_cast<int>(k.w), static_cast<int>(k.h))},
+                  {"b", input(static_cast<int>(k.c), static_cast<int>(k.w), static_cast<int>(k.h))}};
+    add.units = {{"y", unit2("a", "b", "ElementWise", {{"Type", str("Add")}})}};
+    add.outputs = {{"y@output", output("y")}};
+    test::TempDir dir;
+    auto q = compile_in(dir, add, {});
+    ASSERT_TRUE(q.ok()) << q.error().str();
+    ASSERT_EQ(q->tasks.size(), 1u);
+    const auto& db = RegisterDatabase::h13();
+    const RegisterImage& r = q->tasks[0].regs;
+    EXPECT_EQ(r.get(*db.find("Common.Unk0002C.Value")), k.block);
+    EXPECT_EQ(r.get(*db.find("L2.SourceChannelStride.Stride")), k.strip / 16);
+    EXPECT_EQ(r.get(*db.find("Common.TileCfg.TileHeight")), k.tile_height);
+    auto program = parse_program(q->bytes, "add.hwx");
+    ASSERT_TRUE(program.ok());
+    auto s = sim::Simulator::create(*program);
+    ASSERT_TRUE(s.ok()) << s.error().str();
+    sim::Tensor a, b;
+    a.nchw = b.nchw = {1, k.c, k.h, k.w};
+    a.data = test::uniform_fp16(k.c * k.h * k.w, -4, 4, 1);
+    b.data = test::uniform_fp16(k.c * k.h * k.w, -4, 4, 2);
+    ASSERT_TRUE(s->set_input("a", a).ok() && s->set_input("b", b).ok());
+    ASSERT_TRUE(s->run().ok());
+    auto y = s->read_buffer("y@output");
+    ASSERT_TRUE(y.ok());
+    for (size_t i = 0; i < a.data.size(); ++i)
+      ASSERT_EQ(y->data[i], float_to_fp16(fp16_to_float(a.data[i]) + fp16_to_float(b.data[i]))) << "element " << i;
+  }
 }
 
 }  // namespace

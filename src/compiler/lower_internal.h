@@ -72,8 +72,14 @@ struct Ctx {
   // A tensor constant's copy reads in strips at any height (records
   // binary_{maximum,minimum}_c512_constant_blob: one row of 0x400 bytes in
   // strips of 0x100).
+  // So is a planar-engine task whose one row of all channels, once per
+  // source and for the result, would pass L2's address fields
+  // ([1,128,1,4096] of two sources): it reads the row in strips, as a taller
+  // tensor's (libane's rule; such tasks were refused before).
   bool tall() const {
-    return (t.kind == TaskKind::Pass || planar()) && (src().h > 1 || dst().h > 1 || t.constant_copy);
+    const uint64_t rows = two_sources() ? 3 : 2;
+    const bool too_wide = planar() && rows * src().c * src().l2_channel_stride() > kL2RowBytesMax;
+    return (t.kind == TaskKind::Pass || planar()) && (src().h > 1 || dst().h > 1 || t.constant_copy || too_wide);
   }
   // An element-wise planar-engine task, of one source (affine) or two.
   bool planar() const {

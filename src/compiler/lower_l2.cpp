@@ -32,7 +32,19 @@ Strips tall_strips(const Tensor& t, bool planar, bool macos26) {
   Strips s;
   if (planar) {
     s.block = planar_block(t.w, t.h);
-    const uint32_t lo = s.block & 0xf, hi = s.block >> 4;
+    uint32_t lo = s.block & 0xf, hi = s.block >> 4;
+    // Two sources and the result, TileHeight rows each (rows padded by less
+    // than 0x400), must pass L2's 17-bit address fields. Where eiln's block
+    // does not (many channels: [1,512,32,32]), its height halves, then its
+    // width: libane's rule, as Apple tiles such tensors by one no record
+    // shows. Blocks that fit are eiln's, unchanged.
+    auto fits = [&](uint32_t l, uint32_t h) {
+      const uint64_t strip = round_up(uint64_t{std::min(t.w, 1u << l)} * 2, 16);
+      return 3 * uint64_t{std::min(t.h, 1u << h)} * (t.c * strip + 0x400) <= kL2RowBytesMax;
+    };
+    while (!fits(lo, hi) && hi > 0) --hi;
+    while (!fits(lo, hi) && lo > 4) --lo;
+    s.block = lo | hi << 4;
     s.strip = round_up(uint64_t{std::min(t.w, 1u << lo)} * 2, 16);
     s.tile_height = std::min(t.h, 1u << hi);
   } else {
