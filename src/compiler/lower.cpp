@@ -214,7 +214,10 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     // (reduce_probe_max_ax1_1x32x4x4), 3 at 8x8 and 16x16 (binary_real_div_*
     // task 0, reduce_max_axes_1, reduce_probe_max_ax1_1x128x16x16).
     for (const char* f : {"Common.Cfg.ShPref", "Common.Cfg.ShMin", "Common.Cfg.AccDoubleBufEn"}) w.set(f, 0);
-    w.set("Common.Cfg.ShMax", std::min(3u, log2_ceil(s.h)));
+    // 0 where each row takes several strips (binary_{add,sub,mul}_c512_constant_blob
+    // task 0: two rows of 0x400 bytes in strips of 0x100; _c64_: one strip, 1).
+    const bool strips_per_row = c.tall() && strips.strip < s.l2_channel_stride();
+    w.set("Common.Cfg.ShMax", strips_per_row ? 0 : std::min(3u, log2_ceil(s.h)));
   } else {
     w.set("Common.Cfg.ShPref", 1);
     // 1 at widths 1 and 16, 0 at 77 (one row); 1 on eiln's 2560 x 1600 (a 128-byte strip).
