@@ -27,6 +27,7 @@
 #include "ane/sha256.h"
 #include "ane/sim.h"
 #include "ane/fp16.h"
+#include "milblob_writer.h"
 #include "oracle_build_fields.h"
 #include "oracle_fixture.h"
 #include "oracle_plists.h"
@@ -547,10 +548,11 @@ TEST(MilExeCycles, OneValuePlanesAsApple) {
 
 // A main(x: [1, 64, 1, 1] fp16) -> y program of `body`'s statements,
 // compiled and run on x; y's values (empty after a failure, reported).
-std::vector<uint16_t> run_mil(const std::string& body, const std::vector<uint16_t>& x) {
+std::vector<uint16_t> run_mil(const std::string& body, const std::vector<uint16_t>& x, const Bytes& weights = {}) {
   test::TempDir dir;
   test::write_text(dir.file("model.mil"), "program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 64, 1, 1]> x) {\n" +
                                               body + "  } -> (y);\n}\n");
+  if (!weights.empty()) test::write_bytes(dir.file("weights.bin"), weights);
   auto net = load_model(dir.file("model.mil"));
   EXPECT_TRUE(net.ok()) << net.error().str();
   if (!net) return {};
@@ -594,17 +596,35 @@ TEST(MilScalar, ElementWiseOpsWithAScalarRunAsTheirDefinition) {
   };
   std::vector<uint16_t> x;
   for (int i = 0; i < 64; ++i) x.push_back(float_to_fp16(static_cast<float>(i - 32) * 0.37f));
+  // The scalar spelled as a scalar, as a one-value tensor in the text, and as
+  // a one-value tensor in a weight blob: each broadcasts as the scalar.
+  enum class Spelling { Scalar, OneValueTensor, OneValueBlob };
   for (const Case& k : cases)
-    for (const char* c : {"0x1.8p+1", "-0x1.4p-3"}) {
-      SCOPED_TRACE(k.expr + " with c = " + c);
-      const auto y = run_mil(std::string("    fp16 c = const()[name = string(\"c\"), val = fp16(") + c +
-                                 ")];\n    tensor<fp16, [1, 64, 1, 1]> y = " + k.expr + "[name = string(\"y\")];\n",
-                             x);
-      ASSERT_EQ(y.size(), x.size());
-      const double cv = std::strtod(c, nullptr);
-      for (size_t i = 0; i < x.size(); ++i)
-        EXPECT_EQ(y[i], double_to_fp16(k.f(fp16_to_float(x[i]), cv))) << "x = " << fp16_to_float(x[i]);
-    }
+    for (const char* c : {"0x1.8p+1", "-0x1.4p-3"})
+      for (Spelling sp : {Spelling::Scalar, Spelling::OneValueTensor, Spelling::OneValueBlob}) {
+        SCOPED_TRACE(k.expr + " with c = " + c + " spelled " + std::to_string(static_cast<int>(sp)));
+        const double cv = std::strtod(c, nullptr);
+        std::string constant;
+        Bytes weights;
+        if (sp == Spelling::Scalar) {
+          constant = std::string("fp16 c = const()[name = string(\"c\"), val = fp16(") + c + ")]";
+        } else if (sp == Spelling::OneValueTensor) {
+          constant = std::string("tensor<fp16, [1]> c = const()[name = string(\"c\"), val = tensor<fp16, [1]>([") + c +
+                     "])]";
+        } else {
+          const uint16_t one[1] = {double_to_fp16(cv)};
+          const test::MilBlob blob{mil::BlobDataType::Fp16, test::fp16_data(one), 0};
+          weights = test::write_milblob(std::span(&blob, 1)).bytes;
+          constant = "tensor<fp16, [1, 1, 1, 1]> c = const()[name = string(\"c\"), val = tensor<fp16, [1, 1, 1, "
+                     "1]>(BLOBFILE(path = string(\"@model_path/weights.bin\"), offset = uint64(64)))]";
+        }
+        const auto y = run_mil("    " + constant + ";\n    tensor<fp16, [1, 64, 1, 1]> y = " + k.expr +
+                                   "[name = string(\"y\")];\n",
+                               x, weights);
+        ASSERT_EQ(y.size(), x.size());
+        for (size_t i = 0; i < x.size(); ++i)
+          EXPECT_EQ(y[i], double_to_fp16(k.f(fp16_to_float(x[i]), cv))) << "x = " << fp16_to_float(x[i]);
+      }
 }
 
 // abs(x) is one planar task, |1.0 x + 0| (PE.Cfg.Cond): the sign cleared,

@@ -225,11 +225,10 @@ TEST_P(TensorConstantRecord, HwxBuildsProgramRunsToTheOp) {
 
 INSTANTIATE_TEST_SUITE_P(Records, TensorConstantRecord, ::testing::ValuesIn(records()), oracle::test_name);
 
-// Shapes no H13 record holds: one channel (whose reader drops
-// Src2ChannelsW), rows that are not a multiple of 64 bytes (the section's
-// rows padded), 4096 channels; and x on larger planes, the constant repeated
-// along H and W (add, sub, mul; one channel as a scalar, every op). Both
-// profiles, against op(x, v) rounded once.
+// Shapes no H13 record holds: one channel (one value: the scalar's task),
+// rows that are not a multiple of 64 bytes (the section's rows padded), 4096
+// channels; and x on larger planes, the constant repeated along H and W
+// (add, sub, mul). Both profiles, against op(x, v) rounded once.
 TEST(TensorConstantShapes, OtherShapesRunToTheOp) {
   struct Shape {
     uint32_t c, h, w;
@@ -261,7 +260,7 @@ TEST(TensorConstantShapes, OtherShapesRunToTheOp) {
       for (CompilerProfile profile : {CompilerProfile::Macos26, CompilerProfile::V421}) {
         auto built = compile(*net, profile);
         ASSERT_TRUE(built.ok()) << built.error().str();
-        EXPECT_EQ(built->tasks.size(), plane && sh.c == 1 ? 1u : 2u);
+        EXPECT_EQ(built->tasks.size(), sh.c == 1 ? 1u : 2u);  // one value: the scalar's task
         auto program = parse_program(built->bytes, "built.hwx");
         ASSERT_TRUE(program.ok()) << program.error().str();
         auto s = sim::Simulator::create(*program);

@@ -1,11 +1,11 @@
-// Network -> Plan: an element-wise op with a tensor constant (MIL's add, sub,
-// mul, maximum and minimum of a [1,C,1,1] tensor and a weight-blob constant
-// of its shape), as Apple's compiler writes it for H13 (records
+// Network -> Plan: an element-wise op with a tensor constant of one value
+// per channel (MIL's add, sub, mul, maximum and minimum of a [1,C,H,W]
+// tensor and a weight-blob constant [1,C,1,1]), as Apple's compiler writes it
+// for H13 on 1x1 planes (records
 // binary_{add,sub,mul,maximum,minimum}_c{64,512}_constant_blob; docs/mil.md,
 // "Tensor constants").
 #include <fmt/format.h>
 
-#include "ane/fp16.h"
 #include "planner.h"
 
 namespace ane::compiler {
@@ -55,8 +55,9 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
   auto values = weights_.read(l.at("Params.Type"), l.at("Params.Type"), *p.constant_tensor, a.c, "the constant");
   if (!values) return values.error();
   const bool plane = a.h * a.w > 1;
-  if (plane && a.c == 1) {
-    // One value for the whole tensor: the scalar's one task (or table).
+  if (a.c == 1) {
+    // One value for the whole tensor: the scalar's one task (or table). (MIL
+    // lowers a one-value constant as the scalar itself.)
     ElementWiseParams scalar = p;
     scalar.constant_tensor.reset();
     scalar.constant = values->front();
@@ -130,7 +131,7 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
                         "binary_*_constant_blob)",
                         p.op, l.bottoms[0], a.c, height,
                         height == 2 ? ", y = (x + row 0) x row 1 (TaskType 4)" : "");
-  if (a.h * a.w > 1)
+  if (plane)
     ul.notes.push_back(fmt::format(
         "the constant repeated along H and W of {}x{} planes: the H13 records hold 1x1 planes; Apple's H14 records "
         "read the same two-row copy so (env_bcast_add_1x64x8x8_blob_1x64x1x1), the planar rules of taller "

@@ -95,8 +95,8 @@ class Lowering {
   Status lower_real_div(const Operation& op);
   // The argument as an fp16 scalar constant (a rank-0 const, fp16 or an fp32
   // value fp16 holds exactly); nullopt where it names a tensor.
-  Expected<std::optional<uint16_t>> scalar_constant(const Operation& op, std::string_view argument) const;
-  // The argument's constant when it is a tensor (not a scalar), else nullptr.
+  Expected<std::optional<uint16_t>> scalar_constant(const Operation& op, std::string_view argument);
+  // The argument's constant when it is a tensor of more than one value, else nullptr.
   const Literal* tensor_constant(const Operation& op, std::string_view argument) const;
   // x op c for a tensor constant c of x's shape (docs/mil.md, "Tensor constants").
   Status lower_tensor_constant_elementwise(const Operation& op, const std::string& type, bool constant_is_x);

@@ -3,6 +3,7 @@
 // planner then decides what compiles, naming the MIL argument through each
 // unit's key_arguments. Rules and evidence: docs/mil.md.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -111,19 +112,41 @@ Status Lowering::lower_neuron(const Operation& op, const std::string& type) {
   return add_unit(op, std::move(l), x->surface, x->type.shape);
 }
 
-Expected<std::optional<uint16_t>> Lowering::scalar_constant(const Operation& op, std::string_view argument) const {
+Expected<std::optional<uint16_t>> Lowering::scalar_constant(const Operation& op, std::string_view argument) {
   const mil::Argument* a = op.argument(argument);
   if (!a) return fail(op, argument, "missing (required)");
   const Literal* lit = std::get_if<Literal>(a);
   if (const auto* ref = std::get_if<mil::NameRef>(a); ref && consts_.count(ref->name)) lit = consts_.at(ref->name);
-  if (!lit || !lit->type.shape.empty()) return std::optional<uint16_t>{};  // a tensor: the caller reads it
-  const auto* v = std::get_if<std::vector<double>>(&lit->values);
-  if (!v || v->size() != 1 || (lit->type.dtype != mil::DType::Fp16 && lit->type.dtype != mil::DType::Fp32))
+  // A scalar, or a tensor of one value ([1], [1,1,1,1]: it broadcasts as one).
+  if (!lit || (!lit->type.shape.empty() && lit->type.element_count() != 1))
+    return std::optional<uint16_t>{};  // a tensor: the caller reads it
+  if (lit->type.dtype != mil::DType::Fp16 && lit->type.dtype != mil::DType::Fp32)
     return fail(op, argument, fmt::format("expected an fp16 scalar, found {}", mil::type_text(lit->type)));
-  const uint16_t h = double_to_fp16(v->front());
-  if (!(fp16_to_float(h) == v->front()) || std::isinf(v->front()))
+  double value = 0;
+  if (std::holds_alternative<mil::BlobRef>(lit->values)) {
+    // In a weight blob: its one value, as fp16 or fp32.
+    auto w = weight(op, argument, *lit);
+    if (!w) return w.error();
+    const Bytes& file = net_.weight_contents[w->index];
+    const bool fp16 = w->type == ElementType::Float16;
+    const uint8_t* p = file.data() + w->offset;  // weight() checked the record's bounds
+    if (fp16) {
+      value = fp16_to_float(static_cast<uint16_t>(p[0] | p[1] << 8));
+    } else {
+      uint32_t bits = 0;
+      for (int i = 3; i >= 0; --i) bits = bits << 8 | p[i];
+      value = std::bit_cast<float>(bits);
+    }
+  } else {
+    const auto* v = std::get_if<std::vector<double>>(&lit->values);
+    if (!v || v->size() != 1)
+      return fail(op, argument, fmt::format("expected an fp16 scalar, found {}", mil::type_text(lit->type)));
+    value = v->front();
+  }
+  const uint16_t h = double_to_fp16(value);
+  if (!(fp16_to_float(h) == value) || std::isinf(value))
     return fail(op, argument, fmt::format("{} is not a finite fp16 value (the planar engine's scalars are fp16)",
-                                          v->front()));
+                                          value));
   return std::optional<uint16_t>{h};
 }
 
@@ -145,7 +168,7 @@ const Literal* Lowering::tensor_constant(const Operation& op, std::string_view a
   if (!a) return nullptr;
   const Literal* lit = std::get_if<Literal>(a);
   if (const auto* ref = std::get_if<mil::NameRef>(a); ref && consts_.count(ref->name)) lit = consts_.at(ref->name);
-  return lit && !lit->type.shape.empty() ? lit : nullptr;
+  return lit && !lit->type.shape.empty() && lit->type.element_count() != 1 ? lit : nullptr;
 }
 
 // Apple's form (records binary_{add,sub,mul,maximum,minimum}_c*_constant_blob,

@@ -211,8 +211,6 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
       uint32_t k = 0;
       if (channel_slice(base, r, address, op, k)) return L2View{&r, k, true, {}, {}};
     }
-    if (op.stored().c == 1)
-      if (auto row = row_of_one_channel(address, op)) return *row;  // as below: a later row
     return make_error(fmt::format("task {}: the {} reads L2 at {:#x}, where no earlier task left a result", task,
                                   what, address));
   }
@@ -220,11 +218,6 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
   const uint64_t want = op.stored().elements(), have = r.dims.elements();
   uint32_t k = 0;
   if (want < have && channel_slice(address, r, address, op, k)) return L2View{&r, 0, true, {}, {}};
-  // A row of a one-channel result of several rows, read as one channel: a
-  // tensor constant of one value, whose reader's Src2ChannelsW is dropped
-  // (one channel reads the same either way, plan_normalize_operands).
-  if (want != have && op.stored().c == 1)
-    if (auto row = row_of_one_channel(address, op)) return *row;
   if (want != have)
     return make_error(fmt::format("task {}: the {} reads {} values{} from L2 at {:#x}, where task {} left {}", task,
                                   what, want, op.broadcasts() ? " (before broadcasting)" : "", address, r.task, have));
