@@ -68,14 +68,13 @@ struct Ctx {
   const Tensor& src() const { return src_; }
   const Tensor& dst() const { return dst_; }
   bool last() const { return index + 1 == plan.tasks.size(); }
-  // A pass-through or planar-engine task on a tensor taller than one row.
-  // A tensor constant's copy reads in strips at any height (records
-  // binary_{maximum,minimum}_c512_constant_blob: one row of 0x400 bytes in
-  // strips of 0x100).
-  // So is a planar-engine task whose one row of all channels, once per
-  // source and for the result, would pass L2's address fields
-  // ([1,128,1,4096] of two sources): it reads the row in strips, as a taller
-  // tensor's (libane's rule; such tasks were refused before).
+  // A pass-through or planar-engine task that reads its rows in strips: on a
+  // tensor taller than one row; a tensor constant's copy at any height
+  // (records binary_{maximum,minimum}_c512_constant_blob: one row of 0x400
+  // bytes in strips of 0x100); and a planar task whose one row of all
+  // channels, once per source and for the result, would pass L2's address
+  // fields ([1,128,1,4096] of two sources; libane's rule, such tasks were
+  // refused before).
   bool tall() const {
     const uint64_t rows = two_sources() ? 3 : 2;
     const bool too_wide = planar() && rows * src().c * src().l2_channel_stride() > kL2RowBytesMax;
