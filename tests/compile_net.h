@@ -20,4 +20,13 @@ inline Expected<Program> compile_net(const pl::Net& net, TempDir& dir) {
   return parse_program(c->bytes, "net.hwx");
 }
 
+// A network compiled under `profile` with a fixed ident (the file's bytes
+// then depend on the network alone).
+inline Expected<CompiledProgram> compile_as(const Network& net, CompilerProfile profile, const std::string& ident) {
+  CompileOptions o;
+  o.ident = ident;
+  o.profile = profile;
+  return compile_network(net, o);
+}
+
 }  // namespace ane::test

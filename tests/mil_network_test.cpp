@@ -29,6 +29,7 @@
 #include "ane/fp16.h"
 #include "milblob_writer.h"
 #include "oracle_build_fields.h"
+#include "compile_net.h"
 #include "oracle_fixture.h"
 #include "oracle_plists.h"
 #include "plist_builder.h"
@@ -91,10 +92,7 @@ Bytes blob_file(const std::vector<std::pair<uint64_t, Bytes>>& records) {
 }
 
 Expected<CompiledProgram> compile_with_ident(const Network& n, CompilerProfile profile = CompilerProfile::V421) {
-  CompileOptions o;
-  o.ident = kNetworkIdent;
-  o.profile = profile;
-  return compile_network(n, o);
+  return test::compile_as(n, profile, kNetworkIdent);
 }
 
 // Under the macos26 profile, the fields that still differ from Apple's

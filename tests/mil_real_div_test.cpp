@@ -24,6 +24,7 @@
 #include "ane/sha256.h"
 #include "ane/sim.h"
 #include "oracle_build_fields.h"
+#include "compile_net.h"
 #include "oracle_fixture.h"
 #include "support.h"
 
@@ -68,10 +69,7 @@ Expected<Network> load_record_mil(const std::string& fx, test::TempDir& dir) {
 }
 
 Expected<CompiledProgram> compile(const Network& net, CompilerProfile profile) {
-  CompileOptions o;
-  o.ident = "libane real_div test";
-  o.profile = profile;
-  return compile_network(net, o);
+  return test::compile_as(net, profile, "libane real_div test");
 }
 
 // Random fp16 values in [lo, hi) of either sign.

@@ -31,6 +31,7 @@
 #include "blob_constant.h"
 #include "milblob_writer.h"
 #include "oracle_build_fields.h"
+#include "compile_net.h"
 #include "oracle_fixture.h"
 #include "support.h"
 
@@ -149,10 +150,26 @@ Expected<Network> load_record_mil(const std::string& fx, const oracle::Fixture& 
 }
 
 Expected<CompiledProgram> compile(const Network& net, CompilerProfile profile) {
-  CompileOptions o;
-  o.ident = "libane tensor constant test";
-  o.profile = profile;
-  return compile_network(net, o);
+  return test::compile_as(net, profile, "libane tensor constant test");
+}
+
+// hwx-build's program for `net`, under both profiles, run as
+// expect_runs_to_op does; `tasks` (when not 0) the task count expected.
+void expect_both_profiles_run_to_op(const Network& net, const oracle::Fixture& f,
+                                    const std::vector<uint16_t>& values, uint32_t seed, uint32_t runs,
+                                    size_t tasks = 0) {
+  const auto shape = f.tensors.at(0).shape;
+  for (CompilerProfile profile : {CompilerProfile::Macos26, CompilerProfile::V421}) {
+    SCOPED_TRACE(compiler_profile_name(profile));
+    auto built = compile(net, profile);
+    ASSERT_TRUE(built.ok()) << built.error().str();
+    if (tasks) EXPECT_EQ(built->tasks.size(), tasks);
+    auto program = parse_program(built->bytes, "built.hwx");
+    ASSERT_TRUE(program.ok()) << program.error().str();
+    auto s = sim::Simulator::create(*program);
+    ASSERT_TRUE(s.ok()) << s.error().str();
+    EXPECT_EQ(expect_runs_to_op(*s, "y@output", f, values, seed, runs), runs * shape[1] * shape[2] * shape[3]);
+  }
 }
 
 // Both tasks as Apple's, field for field outside the version fields
@@ -211,16 +228,7 @@ TEST_P(TensorConstantRecord, HwxBuildsProgramRunsToTheOp) {
   test::TempDir dir;
   auto net = load_record_mil(GetParam(), *f, dir);
   ASSERT_TRUE(net.ok()) << net.error().str();
-  for (CompilerProfile profile : {CompilerProfile::Macos26, CompilerProfile::V421}) {
-    SCOPED_TRACE(compiler_profile_name(profile));
-    auto built = compile(*net, profile);
-    ASSERT_TRUE(built.ok()) << built.error().str();
-    auto program = parse_program(built->bytes, "built.hwx");
-    ASSERT_TRUE(program.ok()) << program.error().str();
-    auto s = sim::Simulator::create(*program);
-    ASSERT_TRUE(s.ok()) << s.error().str();
-    EXPECT_EQ(expect_runs_to_op(*s, "y@output", *f, values, 5, 4), 4u * f->tensors.at(0).shape[1]);
-  }
+  expect_both_profiles_run_to_op(*net, *f, values, 5, 4, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Records, TensorConstantRecord, ::testing::ValuesIn(records()), oracle::test_name);
@@ -257,17 +265,7 @@ TEST(TensorConstantShapes, OtherShapesRunToTheOp) {
       f.params["operation"] = op;
       f.tensors.push_back({});
       f.tensors[0].shape = {1, sh.c, sh.h, sh.w};
-      for (CompilerProfile profile : {CompilerProfile::Macos26, CompilerProfile::V421}) {
-        auto built = compile(*net, profile);
-        ASSERT_TRUE(built.ok()) << built.error().str();
-        EXPECT_EQ(built->tasks.size(), sh.c == 1 ? 1u : 2u);  // one value: the scalar's task
-        auto program = parse_program(built->bytes, "built.hwx");
-        ASSERT_TRUE(program.ok()) << program.error().str();
-        auto s = sim::Simulator::create(*program);
-        ASSERT_TRUE(s.ok()) << s.error().str();
-        EXPECT_EQ(expect_runs_to_op(*s, "y@output", f, values, 9, 2), 2u * sh.c * sh.h * sh.w)
-            << compiler_profile_name(profile);
-      }
+      expect_both_profiles_run_to_op(*net, f, values, 9, 2, sh.c == 1 ? 1 : 2);  // one value: the scalar's task
     }
 }
 

@@ -94,8 +94,8 @@ struct ElementWiseParams {
   // ops with a scalar constant. No plist key sets it.
   std::optional<uint16_t> constant;
   // The second operand as a tensor constant of one value per channel (MIL's
-  // element-wise ops on a [1,C,1,1] tensor and a weight-blob constant of its
-  // shape): C values at constant_tensor. No plist key sets it.
+  // element-wise ops on a [1,C,H,W] tensor and a [1,C,1,1] weight-blob
+  // constant): C values at constant_tensor. No plist key sets it.
   std::optional<WeightRef> constant_tensor;
 };
 

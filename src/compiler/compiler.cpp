@@ -83,8 +83,9 @@ Expected<CompiledProgram> compile_network(const Network& net, const CompileOptio
   if (!plan) return plan.error();
   std::vector<RegisterImage> images;
   const std::vector<uint64_t> kbase = compiler::kernel_bases(*plan);
+  const std::vector<uint64_t> at = compiler::task_offsets(*plan);
   for (size_t i = 0; i < plan->tasks.size(); ++i) {
-    auto img = compiler::lower_task(net, *plan, i, kbase[i]);
+    auto img = compiler::lower_task(net, *plan, i, kbase[i], i + 1 < at.size() ? at[i + 1] : 0);
     if (!img) return img.error();
     images.push_back(std::move(img).value());
   }

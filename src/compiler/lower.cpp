@@ -50,7 +50,7 @@ uint32_t exe_cycles(const Ctx& c) {
   return static_cast<uint32_t>(bytes * 72 >> 20);
 }
 
-void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
+void header(ImageWriter& w, const Ctx& c, uint32_t engines, uint64_t next_at) {
   const bool last = c.last();
   w.set("Header[0].TID", c.index);
   w.set("Header[0].LNID", last && c.plan.tasks.size() > 1);
@@ -75,7 +75,7 @@ void header(ImageWriter& w, const Ctx& c, uint32_t engines) {
   w.set("Header[6].TSE", writes);
   w.set("Header[6].SrcLoc", 1);
   w.set("Header[6].DstLoc", writes);
-  w.set("Header[7].NextPointer", last ? 0 : task_offsets(c.plan).at(c.index + 1));
+  w.set("Header[7].NextPointer", last ? 0 : next_at);
   w.set("Header[8].RBase0", c.src().slot);
   w.set("Header[8].RBE0", 1);
   if (c.t.src2 >= 0 && !c.source2_in_l2()) {
@@ -348,7 +348,8 @@ void tile_dma_dst(ImageWriter& w, const Ctx& c, uint32_t depth_channels, uint32_
 
 }  // namespace
 
-Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t index, uint64_t kbase) {
+Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t index, uint64_t kbase,
+                                   uint64_t next_at) {
   const Ctx c(plan, plan.tasks[index], index, kbase);
   ImageWriter w;
   const uint32_t channels = c.src().c;  // pass and planar tasks: Cin = Cout = the source's channels
@@ -358,7 +359,7 @@ Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t 
   const uint32_t cin = conv ? c.t.group_cin() : channels;
   const uint32_t cout = conv ? c.t.group_cout() : c.t.channel_max ? 1 : channels;
   const uint32_t engines = c.planar() || c.reduce() ? 0 : engines_for(conv && c.t.depthwise ? c.t.cout : cout);
-  header(w, c, engines);
+  header(w, c, engines, next_at);
   kernel_dma(w, c);
   common(w, c, conv && c.t.depthwise ? c.t.cin : cin, conv && c.t.depthwise ? c.t.cout : cout, engines);
   tile_dma_src(w, c, conv ? c.t.cin : cin, conv && !c.t.depthwise ? cin : (conv ? c.t.cin : cin));

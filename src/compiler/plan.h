@@ -153,8 +153,10 @@ uint32_t task_words(const std::vector<RegisterStream>& layout);
 std::vector<uint64_t> task_offsets(const Plan& plan);
 
 // Register images of one task (lower_*.cpp). `kbase` is the task's offset of
-// kernel data inside __const.
-Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t index, uint64_t kbase);
+// kernel data inside __const, `next_at` the next task's offset in __text
+// (task_offsets; 0 for the last task).
+Expected<RegisterImage> lower_task(const Network& net, const Plan& plan, size_t index, uint64_t kbase,
+                                   uint64_t next_at);
 
 // The HWX container around the encoded tasks (container.cpp).
 Expected<HwxFile> assemble_container(const Network& net, const Plan& plan, const std::vector<RegisterImage>& images,

@@ -93,13 +93,16 @@ class Lowering {
   Status lower_neuron(const Operation& op, const std::string& type);
   Status lower_elementwise(const Operation& op, const std::string& type);
   Status lower_real_div(const Operation& op);
-  // The argument as an fp16 scalar constant (a rank-0 const, fp16 or an fp32
-  // value fp16 holds exactly); nullopt where it names a tensor.
+  // The argument as an fp16 scalar constant (a const of one value: rank 0,
+  // [1] or [1,1,1,1], written in the text or in a weight blob; fp16, or an
+  // fp32 value fp16 holds exactly); nullopt where it names a tensor.
   Expected<std::optional<uint16_t>> scalar_constant(const Operation& op, std::string_view argument);
   // The argument's constant when it is a tensor of more than one value, else nullptr.
   const Literal* tensor_constant(const Operation& op, std::string_view argument) const;
-  // x op c for a tensor constant c of x's shape (docs/mil.md, "Tensor constants").
-  Status lower_tensor_constant_elementwise(const Operation& op, const std::string& type, bool constant_is_x);
+  // x op c for a tensor constant c of one value per channel of x (docs/mil.md,
+  // "Tensor constants"); `constant_arg` names c, the other argument x.
+  Status lower_tensor_constant_elementwise(const Operation& op, const std::string& type, const Literal& c,
+                                           const char* constant_arg);
   Status lower_concat(const Operation& op);
   Status lower_reshape(const Operation& op);
   Status lower_reduction(const Operation& op, const std::string& type);
@@ -134,6 +137,17 @@ class Lowering {
     auto it = values_.find(name);
     if (it == values_.end()) return fail(op, argument, fmt::format("'{}' is not defined", name));
     return it->second;
+  }
+
+  // The argument's value when it is a constant (written in place or a const
+  // op's), else nullptr (absent, or computed).
+  const Literal* literal(const Operation& op, std::string_view argument) const {
+    const mil::Argument* a = op.argument(argument);
+    if (!a) return nullptr;
+    if (const auto* lit = std::get_if<Literal>(a)) return lit;
+    const auto* ref = std::get_if<mil::NameRef>(a);
+    auto it = ref ? consts_.find(ref->name) : consts_.end();
+    return it == consts_.end() ? nullptr : it->second;
   }
 
   // A constant, by argument name: written in place or the value of a const op.

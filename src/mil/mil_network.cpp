@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "ane/bytes.h"
 #include "ane/fp16.h"
 #include "mil_lowering.h"
 
@@ -113,10 +114,8 @@ Status Lowering::lower_neuron(const Operation& op, const std::string& type) {
 }
 
 Expected<std::optional<uint16_t>> Lowering::scalar_constant(const Operation& op, std::string_view argument) {
-  const mil::Argument* a = op.argument(argument);
-  if (!a) return fail(op, argument, "missing (required)");
-  const Literal* lit = std::get_if<Literal>(a);
-  if (const auto* ref = std::get_if<mil::NameRef>(a); ref && consts_.count(ref->name)) lit = consts_.at(ref->name);
+  if (!op.argument(argument)) return fail(op, argument, "missing (required)");
+  const Literal* lit = literal(op, argument);
   // A scalar, or a tensor of one value ([1], [1,1,1,1]: it broadcasts as one).
   if (!lit || (!lit->type.shape.empty() && lit->type.element_count() != 1))
     return std::optional<uint16_t>{};  // a tensor: the caller reads it
@@ -127,15 +126,15 @@ Expected<std::optional<uint16_t>> Lowering::scalar_constant(const Operation& op,
     // In a weight blob: its one value, as fp16 or fp32.
     auto w = weight(op, argument, *lit);
     if (!w) return w.error();
-    const Bytes& file = net_.weight_contents[w->index];
-    const bool fp16 = w->type == ElementType::Float16;
-    const uint8_t* p = file.data() + w->offset;  // weight() checked the record's bounds
-    if (fp16) {
-      value = fp16_to_float(static_cast<uint16_t>(p[0] | p[1] << 8));
+    const ByteView file(net_.weight_contents[w->index]);  // weight() checked the record's bounds
+    if (w->type == ElementType::Float16) {
+      auto bits = file.u16(w->offset);
+      if (!bits) return fail(op, argument, bits.error().message);
+      value = fp16_to_float(*bits);
     } else {
-      uint32_t bits = 0;
-      for (int i = 3; i >= 0; --i) bits = bits << 8 | p[i];
-      value = std::bit_cast<float>(bits);
+      auto bits = file.u32(w->offset);
+      if (!bits) return fail(op, argument, bits.error().message);
+      value = std::bit_cast<float>(*bits);
     }
   } else {
     const auto* v = std::get_if<std::vector<double>>(&lit->values);
@@ -164,10 +163,7 @@ Expected<std::pair<Lowering::TensorValue, Lowering::TensorValue>> Lowering::same
 }
 
 const Literal* Lowering::tensor_constant(const Operation& op, std::string_view argument) const {
-  const mil::Argument* a = op.argument(argument);
-  if (!a) return nullptr;
-  const Literal* lit = std::get_if<Literal>(a);
-  if (const auto* ref = std::get_if<mil::NameRef>(a); ref && consts_.count(ref->name)) lit = consts_.at(ref->name);
+  const Literal* lit = literal(op, argument);
   return lit && !lit->type.shape.empty() && lit->type.element_count() != 1 ? lit : nullptr;
 }
 
@@ -176,18 +172,15 @@ const Literal* Lowering::tensor_constant(const Operation& op, std::string_view a
 // engine reads it there as channels along W. The records hold one value per
 // channel of a [1,C,1,1] operand, from a weight blob; Apple refuses the same
 // constant written inline (records binary_*_constant_inline: callback_status 1).
-Status Lowering::lower_tensor_constant_elementwise(const Operation& op, const std::string& type, bool constant_is_x) {
-  const char* constant_arg = constant_is_x ? "x" : "y";
+Status Lowering::lower_tensor_constant_elementwise(const Operation& op, const std::string& type, const Literal& c,
+                                                   const char* constant_arg) {
+  const bool constant_is_x = std::string_view(constant_arg) == "x";
   const char* tensor_arg = constant_is_x ? "y" : "x";
-  const mil::Argument* other = op.argument(tensor_arg);
-  const auto* other_ref = other ? std::get_if<mil::NameRef>(other) : nullptr;
-  if (other && (std::holds_alternative<Literal>(*other) || (other_ref && consts_.count(other_ref->name))))
-    return fail(op, "x", "both operands are constants: nothing to compute");
+  if (literal(op, tensor_arg)) return fail(op, "x", "both operands are constants: nothing to compute");
   if (constant_is_x && type == "Sub")
     return fail(op, "x", "a tensor constant as x of sub (c - x) is not supported (the records subtract it from x)");
   auto t = tensor(op, tensor_arg);
   if (!t) return t.error();
-  const Literal& c = *tensor_constant(op, constant_arg);
   // One value per channel: the constant's surface [1,C,1,1], x's [1,C,H,W]
   // (the same shape, or broadcast along H and W).
   auto cs = mil_surface(c.type);
@@ -217,11 +210,9 @@ Status Lowering::lower_tensor_constant_elementwise(const Operation& op, const st
 }
 
 Status Lowering::lower_elementwise(const Operation& op, const std::string& type) {
-  if (tensor_constant(op, "x") || tensor_constant(op, "y")) {
-    // Scalars (shape []) are read below; a tensor constant of either side here.
-    if (tensor_constant(op, "y")) return lower_tensor_constant_elementwise(op, type, false);
-    return lower_tensor_constant_elementwise(op, type, true);
-  }
+  // A tensor constant of more than one value on either side; scalars below.
+  if (const Literal* c = tensor_constant(op, "y")) return lower_tensor_constant_elementwise(op, type, *c, "y");
+  if (const Literal* c = tensor_constant(op, "x")) return lower_tensor_constant_elementwise(op, type, *c, "x");
   // A scalar constant: y, or x of a commutative op (all but Sub).
   auto cy = scalar_constant(op, "y");
   if (!cy) return cy.error();
