@@ -74,7 +74,7 @@ Bytes blob_constant_section(const std::string& operation, const std::vector<uint
     section = row(negated);
     const Bytes ones = row(std::vector<uint16_t>(values.size(), 0x3c00));
     section.insert(section.end(), ones.begin(), ones.end());
-  } else if (operation == "mul") {
+  } else if (operation == "mul" || operation == "real_div") {  // real_div: `values` are 1/z
     section.assign(mine.size(), 0);
     section.insert(section.end(), mine.begin(), mine.end());
   } else if (operation == "maximum" || operation == "minimum") {

@@ -33,8 +33,9 @@ std::vector<uint16_t> blob_values(const Bytes& file, uint64_t at, uint64_t count
 // The constant section Apple writes for `operation` (add, mul, maximum,
 // minimum, sub) of a constant with these values: the values then a row of
 // ones (add: (x + b) * 1), the values negated then ones (sub: (x + -b) * 1),
-// a row of zeros then the values (mul: (x + 0) * c), the values alone
-// (maximum, minimum). Empty for another operation.
+// a row of zeros then the values (mul: (x + 0) * c; real_div, given the
+// divisors' reciprocals), the values alone (maximum, minimum). Empty for
+// another operation.
 Bytes blob_constant_section(const std::string& operation, const std::vector<uint16_t>& values);
 
 }  // namespace ane::test

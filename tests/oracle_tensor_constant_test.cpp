@@ -1,8 +1,10 @@
 // H13 records of an element-wise op with a tensor constant from a weight
 // blob (`binary_{add,sub,mul,maximum,minimum}_c{64,512}_constant_blob`,
-// tests/fixtures/oracles/h13/binary_tensor_constant). Apple compiles each as
-// two tasks: the neural engine copies the constant section into L2, then the
-// planar engine reads it there as channels along W and applies the op.
+// tests/fixtures/oracles/h13/binary_tensor_constant), and of real_div by a
+// scalar (`binary_real_div_c64_constant_scalar`), which Apple compiles as mul
+// by its reciprocal once per channel. Apple compiles each as two tasks: the
+// neural engine copies the constant section into L2, then the planar engine
+// reads it there as channels along W and applies the op.
 //
 // Each record is checked three ways:
 //  * its constant section, rebuilt from the values Apple's compiler read
@@ -56,8 +58,16 @@ std::string read_text(const std::string& path) {
 }
 
 // The values the compiler read: the campaign's weight file from byte 0
-// (docs/simulator.md, "Which values").
+// (docs/simulator.md, "Which values"). real_div by a scalar z written in the
+// MIL (`value=fp16(<hex float>)`): 1/z rounded to fp16, once per channel,
+// the factor it multiplies by.
 std::vector<uint16_t> constant_values(const oracle::Fixture& f) {
+  if (f.weights.at("storage") == "inline_scalar") {
+    const std::string text = f.weights.at("value");  // fp16(0x1p-1)
+    const double z = std::strtod(text.substr(5, text.size() - 6).c_str(), nullptr);
+    EXPECT_EQ(f.params.at("operation"), "real_div");
+    return std::vector<uint16_t>(f.tensors.at(0).shape[1], float_to_fp16(static_cast<float>(1.0 / z)));
+  }
   const uint64_t payload = std::stoull(f.weights.at("payload_bytes"));
   return test::blob_values(test::minted_weight_file(payload), 64, payload / 2);
 }
@@ -65,7 +75,7 @@ std::vector<uint16_t> constant_values(const oracle::Fixture& f) {
 double reference(const std::string& op, double x, double v) {
   if (op == "add") return x + v;
   if (op == "sub") return x - v;
-  if (op == "mul") return x * v;
+  if (op == "mul" || op == "real_div") return x * v;  // real_div: v is the reciprocal
   if (op == "maximum") return std::max(x, v);
   return std::min(x, v);
 }
@@ -141,6 +151,7 @@ TEST_P(TensorConstantRecord, SectionHashesAndApplesTasksRunToTheOp) {
 // own file is not one: hwx-build's strict reader refuses its record).
 Expected<Network> load_record_mil(const std::string& fx, const oracle::Fixture& f, test::TempDir& dir) {
   test::write_text(dir.file("model.mil"), read_text(fx.substr(0, fx.size() - 3) + ".mil"));
+  if (!f.weights.count("payload_bytes")) return load_model(dir.file("model.mil"));  // a constant in the text
   const std::vector<uint16_t> values = constant_values(f);
   const test::MilBlob blob{mil::BlobDataType::Fp16, test::fp16_data(values), 0};
   const test::MilBlobFile file = test::write_milblob(std::span(&blob, 1));
@@ -163,7 +174,9 @@ void expect_both_profiles_run_to_op(const Network& net, const oracle::Fixture& f
     SCOPED_TRACE(compiler_profile_name(profile));
     auto built = compile(net, profile);
     ASSERT_TRUE(built.ok()) << built.error().str();
-    if (tasks) EXPECT_EQ(built->tasks.size(), tasks);
+    if (tasks) {
+      EXPECT_EQ(built->tasks.size(), tasks);
+    }
     auto program = parse_program(built->bytes, "built.hwx");
     ASSERT_TRUE(program.ok()) << program.error().str();
     auto s = sim::Simulator::create(*program);
@@ -267,6 +280,72 @@ TEST(TensorConstantShapes, OtherShapesRunToTheOp) {
       f.tensors[0].shape = {1, sh.c, sh.h, sh.w};
       expect_both_profiles_run_to_op(*net, f, values, 9, 2, sh.c == 1 ? 1 : 2);  // one value: the scalar's task
     }
+}
+
+// real_div by a constant z: a scalar written in the text, or one value per
+// channel from a blob (inferred: no record divides by a blob). Either way
+// x times fp16(1/z) rounded once, both profiles; and within fp16's rounding
+// of x / z.
+TEST(TensorConstantShapes, RealDivByAConstantRunsToTheProductWithItsReciprocal) {
+  struct Shape {
+    uint32_t c, h, w;
+  };
+  for (const Shape sh : {Shape{1, 1, 1}, Shape{3, 1, 1}, Shape{64, 1, 1}, Shape{512, 1, 1}, Shape{64, 8, 8},
+                         Shape{3, 5, 7}, Shape{16, 1, 100}})
+    for (const bool blob : {false, true}) {
+      const std::string dims = fmt::format("{}, {}, {}", sh.c, sh.h, sh.w);
+      SCOPED_TRACE(fmt::format("[1, {}] by {}", dims, blob ? "a blob" : "a scalar"));
+      // Divisors of either sign, away from 0: in [1/4, 4).
+      std::vector<uint16_t> divisors = test::uniform_fp16(blob ? sh.c : 1, 0.25, 4, sh.c + 7);
+      for (size_t i = 0; i < divisors.size(); i += 2) divisors[i] ^= 0x8000;
+      test::TempDir dir;
+      const std::string t = "tensor<fp16, [1, " + dims + "]>", tv = fmt::format("tensor<fp16, [1, {}, 1, 1]>", sh.c);
+      std::string z;
+      if (blob) {
+        const test::MilBlob b{mil::BlobDataType::Fp16, test::fp16_data(divisors), 0};
+        test::write_bytes(dir.file("weights.bin"), test::write_milblob(std::span(&b, 1)).bytes);
+        z = "    " + tv + " z = const()[name = string(\"z\"), val = " + tv +
+            "(BLOBFILE(path = string(\"@model_path/weights.bin\"), offset = uint64(64)))];\n";
+      } else {
+        z = fmt::format("    fp16 z = const()[name = string(\"z\"), val = fp16({:a})];\n",
+                        double(fp16_to_float(divisors[0])));
+      }
+      test::write_text(dir.file("model.mil"), "program(1.3)\n{\n  func main<ios18>(" + t + " x) {\n" + z + "    " + t +
+                                                  " y = real_div(x = x, y = z)[name = string(\"y\")];\n  } -> (y);\n}\n");
+      auto net = load_model(dir.file("model.mil"));
+      ASSERT_TRUE(net.ok()) << net.error().str();
+      std::vector<uint16_t> reciprocals;
+      for (uint32_t ch = 0; ch < sh.c; ++ch)
+        reciprocals.push_back(float_to_fp16(1.0f / fp16_to_float(divisors[blob ? ch : 0])));
+      oracle::Fixture f;
+      f.name = "real_div [1, " + dims + "]";
+      f.params["operation"] = "real_div";
+      f.tensors.push_back({});
+      f.tensors[0].shape = {1, sh.c, sh.h, sh.w};
+      expect_both_profiles_run_to_op(*net, f, reciprocals, 11, 2, sh.c == 1 ? 1 : 2);  // one channel: one task
+      // x * fp16(1/z) is x / z to within fp16's rounding of 1/z and of the product.
+      for (uint32_t ch = 0; ch < sh.c; ++ch) {
+        const double z_value = fp16_to_float(divisors[blob ? ch : 0]);
+        EXPECT_NEAR(fp16_to_float(reciprocals[ch]) * z_value, 1.0, 1.0 / 1024);
+      }
+    }
+}
+
+// Dividing by 0 (no finite reciprocal) is refused by name.
+TEST(TensorConstantShapes, RealDivByZeroIsRefused) {
+  test::TempDir dir;
+  test::write_text(dir.file("model.mil"),
+                   "program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 8, 1, 1]> x) {\n"
+                   "    fp16 z = const()[name = string(\"z\"), val = fp16(0x0p+0)];\n"
+                   "    tensor<fp16, [1, 8, 1, 1]> y = real_div(x = x, y = z)[name = string(\"y\")];\n  } -> (y);\n}\n");
+  auto net = load_model(dir.file("model.mil"));
+  ASSERT_TRUE(net.ok()) << net.error().str();
+  auto built = compile(*net, CompilerProfile::Macos26);
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.error().str().find("model.mil:5: op 'real_div': argument 'y': the divisor 0 has no finite fp16 "
+                                     "reciprocal"),
+            std::string::npos)
+      << built.error().str();
 }
 
 }  // namespace

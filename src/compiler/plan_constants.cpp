@@ -1,11 +1,12 @@
 // Network -> Plan: an element-wise op with a tensor constant of one value
 // per channel (MIL's add, sub, mul, maximum and minimum of a [1,C,H,W]
-// tensor and a weight-blob constant [1,C,1,1]), as Apple's compiler writes it
-// for H13 on 1x1 planes (records
-// binary_{add,sub,mul,maximum,minimum}_c{64,512}_constant_blob; docs/mil.md,
-// "Tensor constants").
+// tensor and a weight-blob constant [1,C,1,1]; real_div by a constant, as mul
+// by its reciprocal), as Apple's compiler writes it for H13 on 1x1 planes
+// (records binary_{add,sub,mul,maximum,minimum}_c{64,512}_constant_blob,
+// binary_real_div_c64_constant_scalar; docs/mil.md, "Tensor constants").
 #include <fmt/format.h>
 
+#include "ane/fp16.h"
 #include "planner.h"
 
 namespace ane::compiler {
@@ -13,8 +14,8 @@ namespace ane::compiler {
 namespace {
 
 // The section the planar engine reads as rows of C values: row 0 is its
-// second operand b, row 1 (Add, Sub, Mul) the factor c of (x + b) * c. All
-// ten H13 records hash so.
+// second operand b, row 1 (Add, Sub, Mul, Div) the factor c of (x + b) * c.
+// All eleven H13 records hash so (Div: `v` holds the reciprocals).
 Expected<std::vector<uint16_t>> constant_rows(const std::string& op, const std::vector<uint16_t>& v) {
   constexpr uint16_t kOne = 0x3c00;
   std::vector<uint16_t> rows;
@@ -23,17 +24,31 @@ Expected<std::vector<uint16_t>> constant_rows(const std::string& op, const std::
     if (op == "Sub")
       for (uint16_t& h : rows) h ^= 0x8000;  // -v exactly (0 as -0)
     rows.insert(rows.end(), v.size(), kOne);
-  } else if (op == "Mul") {
+  } else if (op == "Mul" || op == "Div") {
     rows.assign(v.size(), 0);
     rows.insert(rows.end(), v.begin(), v.end());
   } else if (op == "Max" || op == "Min") {
     rows = v;
   } else {
-    return make_error(fmt::format("unsupported element-wise operation '{}' with a tensor constant (known: Add, Max, "
-                                  "Min, Mul, Sub)",
+    return make_error(fmt::format("unsupported element-wise operation '{}' with a tensor constant (known: Add, Div, "
+                                  "Max, Min, Mul, Sub)",
                                   op));
   }
   return rows;
+}
+
+// 1/v for each divisor v, rounded once to fp16 (fp32's quotient rounded to
+// fp16 gives the same bits for every fp16 v). The record shows 1/0.5 = 2.
+Expected<std::vector<uint16_t>> reciprocals(const std::vector<uint16_t>& divisors) {
+  std::vector<uint16_t> out;
+  out.reserve(divisors.size());
+  for (uint16_t v : divisors) {
+    const uint16_t r = double_to_fp16(1.0 / fp16_to_float(v));
+    if ((v & 0x7fff) == 0 || (r & 0x7c00) == 0x7c00)
+      return make_error(fmt::format("the divisor {} has no finite fp16 reciprocal", fp16_to_float(v)));
+    out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace
@@ -41,8 +56,10 @@ Expected<std::vector<uint16_t>> constant_rows(const std::string& op, const std::
 // Two tasks: a neural-engine copy of the section (tile DMA from __const, a
 // one-channel tensor of R rows of C values) into L2, where the planar task
 // after it reads it as its second operand, one value per channel
-// (Broadcast.Src2ChannelsW). Add, Sub and Mul compute (x + b) * c
+// (Broadcast.Src2ChannelsW). Add, Sub, Mul and Div compute (x + b) * c
 // (TaskType 4, PE.Cfg.SecSrc 2); Max and Min take max / min(x, b) (TaskType 3).
+// Div's constant is a scalar or a tensor constant; the others' a tensor
+// constant (a scalar is plan_scalar_elementwise's one task).
 Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p, UnitLowering& ul) {
   if (l.bottoms.size() != 1)
     return fail(l.at("Bottom"),
@@ -52,16 +69,27 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
   const int src = it->second;
   const Tensor a = plan_.tensors[src];
   if (auto ch = check_channels(l, a.c); !ch) return ch;
-  auto values = weights_.read(l.at("Params.Type"), l.at("Params.Type"), *p.constant_tensor, a.c, "the constant");
+  const bool divide = p.op == "Div";
+  auto values = p.constant_tensor
+                    ? weights_.read(l.at("Params.Type"), l.at("Params.Type"), *p.constant_tensor, a.c, "the constant")
+                    : Expected<std::vector<uint16_t>>(std::vector<uint16_t>(a.c, p.constant.value_or(0)));
   if (!values) return values.error();
+  if (divide) {
+    values = reciprocals(*values);
+    if (!values) return fail(l.at("Params.Type"), values.error().message);
+  }
   const bool plane = a.h * a.w > 1;
   if (a.c == 1) {
     // One value for the whole tensor: the scalar's one task (or table). (MIL
-    // lowers a one-value constant as the scalar itself.)
+    // lowers a one-value constant as the scalar itself.) Div: the product
+    // with its reciprocal, the same value as the two tasks would compute (no
+    // record divides one channel by a constant).
     ElementWiseParams scalar = p;
     scalar.constant_tensor.reset();
     scalar.constant = values->front();
-    ul.notes.push_back("a tensor constant of one value, lowered as a scalar constant");
+    if (divide) scalar.op = "Mul";
+    ul.notes.push_back(divide ? "one channel: x times the divisor's reciprocal in one planar task"
+                              : "a tensor constant of one value, lowered as a scalar constant");
     return plan_scalar_elementwise(l, scalar, ul);
   }
   if (plane && (p.op == "Max" || p.op == "Min"))
@@ -126,11 +154,15 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
                                             "address fields (the constant and the source rows together; Apple would "
                                             "tile, by a rule no record shows)",
                                             a.c, a.h, a.w));
-  ul.rule = fmt::format("{} of '{}' and a tensor constant of {} values: a neural-engine copy of its {}-row section "
+  ul.rule = fmt::format("{} of '{}' and a {} of {} values: a neural-engine copy of its {}-row section "
                         "into L2, then the planar engine reading it as channels along W{} (Apple's form: records "
-                        "binary_*_constant_blob)",
-                        p.op, l.bottoms[0], a.c, height,
-                        height == 2 ? ", y = (x + row 0) x row 1 (TaskType 4)" : "");
+                        "binary_*_constant_blob{})",
+                        p.op, l.bottoms[0], divide ? "constant's reciprocal, as a tensor constant" : "tensor constant",
+                        a.c, height, height == 2 ? ", y = (x + row 0) x row 1 (TaskType 4)" : "",
+                        divide ? ", binary_real_div_c64_constant_scalar" : "");
+  if (divide && p.constant_tensor)
+    ul.notes.push_back("a divisor of one value per channel: its reciprocals as mul's tensor constant, inferred from "
+                       "the scalar divisor's record (no record divides by a blob constant)");
   if (plane)
     ul.notes.push_back(fmt::format(
         "the constant repeated along H and W of {}x{} planes: the H13 records hold 1x1 planes; Apple's H14 records "

@@ -409,6 +409,7 @@ Status Planner::plan_copy(const Layer& l, int src, const std::string& rule, Unit
 // binary_{add,sub,mul}_c*_constant_scalar, macOS 26: PE.Cfg 0, Bias c or -c,
 // Scale 1; Scale c, Bias 0). Max and Min: a Clip table task.
 Status Planner::plan_scalar_elementwise(const Layer& l, const ElementWiseParams& p, UnitLowering& ul) {
+  if (p.op == "Div") return plan_tensor_constant(l, p, ul);  // Apple's form: its reciprocal once per channel
   const uint16_t c = *p.constant;
   TaskPlan t;
   t.unit = l.name;

@@ -251,13 +251,28 @@ Status Lowering::lower_elementwise(const Operation& op, const std::string& type)
 // binary_real_div_*): the reciprocal table on y (no epsilon: MACCfg.OpMode
 // 4), its result kept in L2 (Planner::chain_through_l2, macOS 26), then the
 // planar engine's product with x. Two units: "<result>@reciprocal", "<result>".
+// A constant divisor is one unit, ElementWise "Div" with the constant: x times
+// its reciprocal as a tensor constant (record
+// binary_real_div_c64_constant_scalar: Apple writes the two tasks of mul by a
+// blob constant, 1/z once per channel, even for a scalar z).
 Status Lowering::lower_real_div(const Operation& op) {
-  for (const char* argument : {"x", "y"}) {
-    auto c = scalar_constant(op, argument);
-    if (!c) return c.error();
-    if (*c)
-      return fail(op, argument, "a constant operand of real_div is not supported (the records compiled so far "
-                                "divide two computed tensors)");
+  if (literal(op, "x")) {
+    if (literal(op, "y")) return fail(op, "x", "both operands are constants: nothing to compute");
+    return fail(op, "x", "a constant dividend (c / y) is not supported (no record shows Apple's form)");
+  }
+  if (const Literal* c = tensor_constant(op, "y")) return lower_tensor_constant_elementwise(op, "Div", *c, "y");
+  auto z = scalar_constant(op, "y");
+  if (!z) return z.error();
+  if (*z) {
+    auto t = tensor(op, "x");
+    if (!t) return t.error();
+    Layer l = unit(op, op.result, "ElementWise", {{"Bottom", "x"}, {"Params.Type", "y"}});
+    l.bottoms = {t->unit};
+    ElementWiseParams e;
+    e.op = "Div";
+    e.constant = **z;
+    l.params = e;
+    return add_unit(op, std::move(l), t->surface, t->type.shape);
   }
   auto ab = same_shape_operands(op);
   if (!ab) return ab.error();
