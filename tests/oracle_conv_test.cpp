@@ -11,6 +11,7 @@
 //    with the reason docs/convolution.md gives;
 //  * hwx-run's simulator runs the task on those bytes and agrees with a
 //    direct-loop convolution written here, or refuses by name.
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -145,16 +146,35 @@ Packed pack(const oracle::Fixture& f, const oracle::ConvRecord& c, const Decoded
   return out;
 }
 
+// Tasks whose OCGSize is not the rule's (compiler_conv_ocg of the task's
+// output channels), and why; the test fails when an entry is not needed.
+struct OcgException {
+  const char* record;
+  size_t task;
+  const char* why;
+};
+constexpr OcgException kOcgExceptions[] = {
+    {"conv_probe_k3_c256_n256_s32_st2_g1_bias0_same", 0,
+     "a stride-2 (zero-skipping) layer of 256 outputs split over two tasks, 64 + 192: both keep the layer's "
+     "OCGSize 4, where the 224 + 32 split at stride 1 (conv_probe_k3_c256_n256_s64_st1_g1_bias0_valid) takes each "
+     "task's own; when Apple keeps the layer's is not known, and the packer refuses the task by name"},
+};
+
 TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
   const Decoded d = decode(*f, Bytes(f->constant_size, 0));
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   // The compiler's OCGSize rule (hwx-build uses it) gives the record's.
-  for (size_t i : d.convs)
-    EXPECT_EQ(compiler_conv_ocg(field(*d.regs[i], "Common.Cout.Cout"), c.depthwise(), c.hout, c.wout),
-              field(*d.regs[i], "Common.ConvCfg.OCGSize"))
-        << "task " << i;
+  for (size_t i : d.convs) {
+    const uint32_t rule = compiler_conv_ocg(field(*d.regs[i], "Common.Cout.Cout"), c.depthwise(), c.hout, c.wout);
+    const bool excepted = std::any_of(std::begin(kOcgExceptions), std::end(kOcgExceptions),
+                                      [&](const OcgException& e) { return f->name == e.record && e.task == i; });
+    if (excepted)
+      EXPECT_NE(rule, field(*d.regs[i], "Common.ConvCfg.OCGSize")) << "task " << i << ": the exception is not needed";
+    else
+      EXPECT_EQ(rule, field(*d.regs[i], "Common.ConvCfg.OCGSize")) << "task " << i;
+  }
   const Packed p = pack(*f, c, d);
   if (!p.kernel) {
     EXPECT_EQ(p.refusal.rfind("unsupported: ", 0), 0u) << p.refusal;
