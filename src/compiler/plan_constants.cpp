@@ -58,8 +58,9 @@ Expected<std::vector<uint16_t>> reciprocals(const std::vector<uint16_t>& divisor
 // after it reads it as its second operand, one value per channel
 // (Broadcast.Src2ChannelsW). Add, Sub, Mul and Div compute (x + b) * c
 // (TaskType 4, PE.Cfg.SecSrc 2); Max and Min take max / min(x, b) (TaskType 3).
-// Div's constant is a scalar or a tensor constant; the others' a tensor
-// constant (a scalar is plan_scalar_elementwise's one task).
+// Div's constant is a scalar (Apple's compiler refuses a tensor divisor),
+// the others' a tensor constant (a scalar is plan_scalar_elementwise's one
+// task).
 Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p, UnitLowering& ul) {
   if (l.bottoms.size() != 1)
     return fail(l.at("Bottom"),
@@ -70,6 +71,9 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
   const Tensor a = plan_.tensors[src];
   if (auto ch = check_channels(l, a.c); !ch) return ch;
   const bool divide = p.op == "Div";
+  if (divide && p.constant_tensor)
+    return fail(l.at("Params.Type"), "unsupported: Div by a tensor constant (Apple's compiler refuses it: record "
+                                     "binary_real_div_c64_constant_blob)");
   auto values = p.constant_tensor
                     ? weights_.read(l.at("Params.Type"), l.at("Params.Type"), *p.constant_tensor, a.c, "the constant")
                     : Expected<std::vector<uint16_t>>(std::vector<uint16_t>(a.c, p.constant.value_or(0)));
@@ -157,12 +161,9 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
   ul.rule = fmt::format("{} of '{}' and a {} of {} values: a neural-engine copy of its {}-row section "
                         "into L2, then the planar engine reading it as channels along W{} (Apple's form: records "
                         "binary_*_constant_blob{})",
-                        p.op, l.bottoms[0], divide ? "constant's reciprocal, as a tensor constant" : "tensor constant",
+                        p.op, l.bottoms[0], divide ? "scalar's reciprocal, as a tensor constant" : "tensor constant",
                         a.c, height, height == 2 ? ", y = (x + row 0) x row 1 (TaskType 4)" : "",
                         divide ? ", binary_real_div_c64_constant_scalar" : "");
-  if (divide && p.constant_tensor)
-    ul.notes.push_back("a divisor of one value per channel: its reciprocals as mul's tensor constant, inferred from "
-                       "the scalar divisor's record (no record divides by a blob constant)");
   if (plane)
     ul.notes.push_back(fmt::format(
         "the constant repeated along H and W of {}x{} planes: the H13 records hold 1x1 planes; Apple's H14 records "

@@ -251,16 +251,21 @@ Status Lowering::lower_elementwise(const Operation& op, const std::string& type)
 // binary_real_div_*): the reciprocal table on y (no epsilon: MACCfg.OpMode
 // 4), its result kept in L2 (Planner::chain_through_l2, macOS 26), then the
 // planar engine's product with x. Two units: "<result>@reciprocal", "<result>".
-// A constant divisor is one unit, ElementWise "Div" with the constant: x times
+// A scalar divisor is one unit, ElementWise "Div" with the constant: x times
 // its reciprocal as a tensor constant (record
 // binary_real_div_c64_constant_scalar: Apple writes the two tasks of mul by a
-// blob constant, 1/z once per channel, even for a scalar z).
+// blob constant, 1/z once per channel, even for a scalar z). A divisor of
+// several values is refused, as Apple's compiler refuses it.
 Status Lowering::lower_real_div(const Operation& op) {
   if (literal(op, "x")) {
     if (literal(op, "y")) return fail(op, "x", "both operands are constants: nothing to compute");
     return fail(op, "x", "a constant dividend (c / y) is not supported (no record shows Apple's form)");
   }
-  if (const Literal* c = tensor_constant(op, "y")) return lower_tensor_constant_elementwise(op, "Div", *c, "y");
+  if (tensor_constant(op, "y"))
+    return fail(op, "y",
+                "a divisor of several values (a tensor constant) is not supported: Apple's compiler refuses it for "
+                "H13 (records binary_real_div_c64_constant_blob: callback_status 22, and _inline: 1); a scalar "
+                "divisor compiles");
   auto z = scalar_constant(op, "y");
   if (!z) return z.error();
   if (*z) {
