@@ -120,7 +120,7 @@ Expected<L2View> L2Store::by_address(uint64_t address, const Operand& op, const 
   std::unordered_map<uint64_t, uint32_t> at;
   at.reserve(r.data.size());
   for_each_written(base, r, [&](uint64_t a, uint64_t i) { at.emplace(a, static_cast<uint32_t>(i)); });
-  L2View v{&r, 0, false, {}, {}};
+  L2View v{&r, 0, false, {}, {}, {}};
   v.index.reserve(op.dims.elements());
   const bool whole = for_each_read(address, op, [&](uint64_t a) {
     const auto hit = at.find(a);
@@ -146,7 +146,7 @@ Expected<L2View> L2Store::across_results(uint64_t address, const Operand& op, co
     const L2Result& r = entry.second;
     for_each_written(entry.first, r, [&](uint64_t a, uint64_t i) { at[a] = r.data[i]; });
   }
-  L2View v{&results_.begin()->second, 0, false, {}, {}};
+  L2View v{&results_.begin()->second, 0, false, {}, {}, {}};
   v.gathered.reserve(op.dims.elements());
   uint64_t missing = 0;
   const bool whole = for_each_read(address, op, [&](uint64_t a) {
@@ -178,7 +178,7 @@ std::optional<L2View> L2Store::row_of_one_channel(uint64_t address, const Operan
   if ((address - base) % r.row_stride != 0 || d.w != op.stored().elements()) return std::nullopt;
   const uint64_t h = (address - base) / r.row_stride;
   if (h >= d.h) return std::nullopt;
-  L2View v{&r, 0, false, {}, {}};
+  L2View v{&r, 0, false, {}, {}, {}};
   v.first_value = h * d.w;
   return v;
 }
@@ -198,7 +198,7 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
       return make_error(fmt::format("unsupported: the {} reads L2 at {:#x} as channels laid along W (Broadcast "
                                     "ChannelsW), where no earlier result of as many values was laid so, in task {}",
                                     what, address, task));
-    return L2View{&it->second, 0, false, {}, {}};
+    return L2View{&it->second, 0, false, {}, {}, {}};
   }
   if (auto near = results_.upper_bound(address); near != results_.begin()) {
     --near;
@@ -209,7 +209,7 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
   if (it == results_.end()) {
     for (const auto& [base, r] : results_) {
       uint32_t k = 0;
-      if (channel_slice(base, r, address, op, k)) return L2View{&r, k, true, {}, {}};
+      if (channel_slice(base, r, address, op, k)) return L2View{&r, k, true, {}, {}, {}};
     }
     return make_error(fmt::format("task {}: the {} reads L2 at {:#x}, where no earlier task left a result", task,
                                   what, address));
@@ -217,11 +217,11 @@ Expected<L2View> L2Store::get(uint64_t address, const Operand& op, const char* w
   const L2Result& r = it->second;
   const uint64_t want = op.stored().elements(), have = r.dims.elements();
   uint32_t k = 0;
-  if (want < have && channel_slice(address, r, address, op, k)) return L2View{&r, 0, true, {}, {}};
+  if (want < have && channel_slice(address, r, address, op, k)) return L2View{&r, 0, true, {}, {}, {}};
   if (want != have)
     return make_error(fmt::format("task {}: the {} reads {} values{} from L2 at {:#x}, where task {} left {}", task,
                                   what, want, op.broadcasts() ? " (before broadcasting)" : "", address, r.task, have));
-  return L2View{&r, 0, false, {}, {}};
+  return L2View{&r, 0, false, {}, {}, {}};
 }
 
 uint64_t L2Store::bytes() const {
