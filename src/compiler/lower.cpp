@@ -190,15 +190,18 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     const bool small = d.w <= 8 && d.h <= 8;
     w.set("Common.Cfg.SmallSourceMode", small);
     if (c.plan.macos26() && !small) {
-      // macOS 26 on larger outputs (records at 16x16): ShMax 3, ShPref and
-      // ShMin 3 for a kernel larger than 1x1 at stride 1 with at least 576
-      // kernel taps per output channel (3x3 over 64 channels) on at most 16
-      // output rows, else 0 (conv_probe_k3_c64_n64_s32_st2: 576 taps at
-      // stride 2, 0; conv_probe_k1_c1024_n128_s16_st1_g1_bias0_valid: 1024
-      // taps of 1x1, 0; conv_probe_k3_c64_n64_s64_st1_g1_bias0_valid: 62
-      // rows, 0; 14 and 16 rows: 3).
+      // macOS 26 on larger outputs (records at 16x16): ShMax 3; ShPref and
+      // ShMin 3 at stride 1 on at most 16 output rows when a kernel larger
+      // than 1x1 has at least 576 taps per output channel (3x3 over 64
+      // channels a group: 3; over 32: 0), or a 1x1 kernel has at least 512
+      // input and 512 output channels (the 1x1 records over 64 - 1024
+      // channels each way: 3 exactly at c512/c1024 x n512/n1024), else 0
+      // (conv_probe_k3_c64_n64_s32_st2: stride 2, 0;
+      // conv_probe_k3_c64_n64_s64_st1_g1_bias0_valid: 62 rows, 0).
       const uint32_t taps = (c.t.depthwise ? 1 : c.t.group_cin()) * c.t.kh * c.t.kw;
-      const bool pref_rule = taps >= 576 && c.t.stride == 1 && c.t.kh * c.t.kw > 1 && d.h <= 16;
+      const bool pointwise = c.t.kh * c.t.kw == 1;
+      const bool busy = pointwise ? taps >= 512 && cout >= 512 : taps >= 576;
+      const bool pref_rule = busy && c.t.stride == 1 && d.h <= 16;
       const uint32_t pref = pref_rule ? 3 : 0;
       w.set("Common.Cfg.ShPref", pref);
       w.set("Common.Cfg.ShMin", pref);
