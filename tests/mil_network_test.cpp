@@ -108,10 +108,12 @@ const std::vector<std::pair<std::string, std::string>>& macos26_remaining() {
 // And on large convolutions, where Apple tiles the rows (TileHeight below
 // Hout), narrows the L2 channel strips (rows of 0x2f00 - 0xbc000 bytes) or
 // writes more than 16 output rows: how it chooses tiles and scheduling hints
-// there is not pinned down by the records, so hwx-build keeps its own.
+// there is not pinned down by the records, so hwx-build keeps its own
+// (ShPref / ShMin: 2 at 32 output rows, conv_probe_k3_c64_n64_s32_st1_g1_bias0_same;
+// 0 at 62, conv_probe_k3_c64_n64_s64_st1_g1_bias0_valid).
 const std::vector<std::string>& macos26_large_conv_fields() {
   static const std::vector<std::string> v = {"Common.TileCfg.TileHeight", "TileDMADst.DMAConfig.L2BfrMode", "L2.",
-                                             "Common.Cfg.ShMax"};
+                                             "Common.Cfg.ShMax", "Common.Cfg.ShPref", "Common.Cfg.ShMin"};
   return v;
 }
 

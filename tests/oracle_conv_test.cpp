@@ -146,37 +146,21 @@ Packed pack(const oracle::Fixture& f, const oracle::ConvRecord& c, const Decoded
   return out;
 }
 
-// Tasks whose OCGSize is not the rule's (compiler_conv_ocg of the task's
-// output channels), and why; the test fails when an entry is not needed.
-struct OcgException {
-  const char* record;
-  size_t task;
-  const char* why;
-};
-constexpr OcgException kOcgExceptions[] = {
-    {"conv_probe_k3_c256_n256_s32_st2_g1_bias0_same", 0,
-     "a stride-2 (zero-skipping) layer of 256 outputs split over two tasks, 64 + 192: both keep the layer's "
-     "OCGSize 4, where the 224 + 32 split at stride 1 (conv_probe_k3_c256_n256_s64_st1_g1_bias0_valid) takes each "
-     "task's own; when Apple keeps the layer's is not known, and the packer refuses the task by name"},
-    {"conv_probe_k3_c256_n256_s32_st2_g1_bias1_valid", 0,
-     "the same split of the same layer with a bias and valid padding (15x15 outputs): OCGSize 4 in the 64-output "
-     "task again"},
-};
-
 TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
   auto f = oracle::load_fixture(GetParam());
   ASSERT_TRUE(f.ok()) << f.error().message;
   const Decoded d = decode(*f, Bytes(f->constant_size, 0));
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
-  // The compiler's OCGSize rule (hwx-build uses it) gives the record's.
+  // The compiler's OCGSize rule (hwx-build uses it) gives the record's, of
+  // each task's output channels; where Apple splits a stride-2 layer over
+  // tasks, of the layer's (the three such records: 256 outputs as 64 + 192,
+  // OCGSize 4 in both; at stride 1 the 224 + 32 splits take each task's own).
+  // hwx-build does not split layers; the packer refuses such a task by name.
+  const bool split_stride2 = d.convs.size() > 1 && c.stride == 2;
   for (size_t i : d.convs) {
-    const uint32_t rule = compiler_conv_ocg(field(*d.regs[i], "Common.Cout.Cout"), c.depthwise(), c.hout, c.wout);
-    const bool excepted = std::any_of(std::begin(kOcgExceptions), std::end(kOcgExceptions),
-                                      [&](const OcgException& e) { return f->name == e.record && e.task == i; });
-    if (excepted)
-      EXPECT_NE(rule, field(*d.regs[i], "Common.ConvCfg.OCGSize")) << "task " << i << ": the exception is not needed";
-    else
-      EXPECT_EQ(rule, field(*d.regs[i], "Common.ConvCfg.OCGSize")) << "task " << i;
+    const uint32_t cout = split_stride2 ? c.cout / c.groups : field(*d.regs[i], "Common.Cout.Cout");
+    EXPECT_EQ(compiler_conv_ocg(cout, c.depthwise(), c.hout, c.wout), field(*d.regs[i], "Common.ConvCfg.OCGSize"))
+        << "task " << i;
   }
   const Packed p = pack(*f, c, d);
   if (!p.kernel) {
