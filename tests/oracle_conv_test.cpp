@@ -11,7 +11,6 @@
 //    with the reason docs/convolution.md gives;
 //  * hwx-run's simulator runs the task on those bytes and agrees with a
 //    direct-loop convolution written here, or refuses by name.
-#include <algorithm>
 #include <cmath>
 #include <random>
 

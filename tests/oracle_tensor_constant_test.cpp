@@ -246,6 +246,29 @@ TEST_P(TensorConstantRecord, HwxBuildsProgramRunsToTheOp) {
 
 INSTANTIATE_TEST_SUITE_P(Records, TensorConstantRecord, ::testing::ValuesIn(records()), oracle::test_name);
 
+// The MIL program y = op(x, z), x of `x_type`, z the const `z_statement`
+// declares.
+std::string one_op_mil(const std::string& x_type, const std::string& z_statement, const std::string& op) {
+  return "program(1.3)\n{\n  func main<ios18>(" + x_type + " x) {\n    " + z_statement + "\n    " + x_type +
+         " y = " + op + "(x = x, y = z)[name = string(\"y\")];\n  } -> (y);\n}\n";
+}
+
+// The const z of `type` from the weight blob's record at 64.
+std::string blob_z(const std::string& type) {
+  return type + " z = const()[name = string(\"z\"), val = " + type +
+         "(BLOBFILE(path = string(\"@model_path/weights.bin\"), offset = uint64(64)))];";
+}
+
+// A fixture holding what expect_runs_to_op reads: the op and x's shape.
+oracle::Fixture op_fixture(const std::string& op, uint32_t c, uint32_t h, uint32_t w) {
+  oracle::Fixture f;
+  f.name = fmt::format("{} [1, {}, {}, {}]", op, c, h, w);
+  f.params["operation"] = op;
+  f.tensors.push_back({});
+  f.tensors[0].shape = {1, c, h, w};
+  return f;
+}
+
 // Shapes no H13 record holds: one channel (one value: the scalar's task),
 // rows that are not a multiple of 64 bytes (the section's rows padded), 4096
 // channels; and x on larger planes, the constant repeated along H and W
@@ -265,20 +288,13 @@ TEST(TensorConstantShapes, OtherShapesRunToTheOp) {
       test::TempDir dir;
       const test::MilBlob blob{mil::BlobDataType::Fp16, test::fp16_data(values), 0};
       test::write_bytes(dir.file("weights.bin"), test::write_milblob(std::span(&blob, 1)).bytes);
-      const std::string t = "tensor<fp16, [1, " + dims + "]>", tv = fmt::format("tensor<fp16, [1, {}, 1, 1]>", sh.c);
       test::write_text(dir.file("model.mil"),
-                       "program(1.3)\n[buildInfo = dict<string, string>({})]\n{\n  func main<ios18>(" + t +
-                           " x) {\n    " + tv + " v = const()[name = string(\"v\"), val = " + tv +
-                           "(BLOBFILE(path = string(\"@model_path/weights.bin\"), offset = uint64(64)))];\n    " + t +
-                           " y = " + op + "(x = x, y = v)[name = string(\"y\")];\n  } -> (y);\n}\n");
+                       one_op_mil("tensor<fp16, [1, " + dims + "]>",
+                                  blob_z(fmt::format("tensor<fp16, [1, {}, 1, 1]>", sh.c)), op));
       auto net = load_model(dir.file("model.mil"));
       ASSERT_TRUE(net.ok()) << net.error().str();
-      oracle::Fixture f;
-      f.name = op + " [1, " + dims + "]";
-      f.params["operation"] = op;
-      f.tensors.push_back({});
-      f.tensors[0].shape = {1, sh.c, sh.h, sh.w};
-      expect_both_profiles_run_to_op(*net, f, values, 9, 2, sh.c == 1 ? 1 : 2);  // one value: the scalar's task
+      expect_both_profiles_run_to_op(*net, op_fixture(op, sh.c, sh.h, sh.w), values, 9, 2,
+                                     sh.c == 1 ? 1 : 2);  // one value: the scalar's task
     }
 }
 
@@ -298,21 +314,16 @@ TEST(TensorConstantShapes, RealDivByAScalarRunsToTheProductWithItsReciprocal) {
       if (seed == 2) z ^= 0x8000;
       SCOPED_TRACE(fmt::format("[1, {}] by {}", dims, fp16_to_float(z)));
       test::TempDir dir;
-      const std::string t = "tensor<fp16, [1, " + dims + "]>";
       test::write_text(dir.file("model.mil"),
-                       "program(1.3)\n{\n  func main<ios18>(" + t + " x) {\n" +
-                           fmt::format("    fp16 z = const()[name = string(\"z\"), val = fp16({:a})];\n",
-                                       double(fp16_to_float(z))) +
-                           "    " + t + " y = real_div(x = x, y = z)[name = string(\"y\")];\n  } -> (y);\n}\n");
+                       one_op_mil("tensor<fp16, [1, " + dims + "]>",
+                                  fmt::format("fp16 z = const()[name = string(\"z\"), val = fp16({:a})];",
+                                              double(fp16_to_float(z))),
+                                  "real_div"));
       auto net = load_model(dir.file("model.mil"));
       ASSERT_TRUE(net.ok()) << net.error().str();
       const uint16_t reciprocal = float_to_fp16(1.0f / fp16_to_float(z));
-      oracle::Fixture f;
-      f.name = "real_div [1, " + dims + "]";
-      f.params["operation"] = "real_div";
-      f.tensors.push_back({});
-      f.tensors[0].shape = {1, sh.c, sh.h, sh.w};
-      expect_both_profiles_run_to_op(*net, f, std::vector<uint16_t>(sh.c, reciprocal), 11, 2,
+      expect_both_profiles_run_to_op(*net, op_fixture("real_div", sh.c, sh.h, sh.w),
+                                     std::vector<uint16_t>(sh.c, reciprocal), 11, 2,
                                      sh.c == 1 ? 1 : 2);  // one channel: one task
       // x * fp16(1/z) is x / z to within fp16's rounding of 1/z and of the product.
       EXPECT_NEAR(fp16_to_float(reciprocal) * double(fp16_to_float(z)), 1.0, 1.0 / 1024);
@@ -323,11 +334,10 @@ TEST(TensorConstantShapes, RealDivByAScalarRunsToTheProductWithItsReciprocal) {
 // constant from a blob, which Apple's compiler refuses (record
 // binary_real_div_c64_constant_blob: callback_status 22).
 TEST(TensorConstantShapes, RealDivRefusals) {
+  const std::string t = "tensor<fp16, [1, 8, 1, 1]>";
   test::TempDir dir;
   test::write_text(dir.file("model.mil"),
-                   "program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 8, 1, 1]> x) {\n"
-                   "    fp16 z = const()[name = string(\"z\"), val = fp16(0x0p+0)];\n"
-                   "    tensor<fp16, [1, 8, 1, 1]> y = real_div(x = x, y = z)[name = string(\"y\")];\n  } -> (y);\n}\n");
+                   one_op_mil(t, "fp16 z = const()[name = string(\"z\"), val = fp16(0x0p+0)];", "real_div"));
   auto net = load_model(dir.file("model.mil"));
   ASSERT_TRUE(net.ok()) << net.error().str();
   auto built = compile(*net, CompilerProfile::Macos26);
@@ -340,11 +350,7 @@ TEST(TensorConstantShapes, RealDivRefusals) {
   const std::vector<uint16_t> divisors(8, 0x4000);
   const test::MilBlob b{mil::BlobDataType::Fp16, test::fp16_data(divisors), 0};
   test::write_bytes(dir.file("weights.bin"), test::write_milblob(std::span(&b, 1)).bytes);
-  test::write_text(dir.file("model.mil"),
-                   "program(1.3)\n{\n  func main<ios18>(tensor<fp16, [1, 8, 1, 1]> x) {\n"
-                   "    tensor<fp16, [1, 8, 1, 1]> z = const()[name = string(\"z\"), val = tensor<fp16, [1, 8, 1, 1]>"
-                   "(BLOBFILE(path = string(\"@model_path/weights.bin\"), offset = uint64(64)))];\n"
-                   "    tensor<fp16, [1, 8, 1, 1]> y = real_div(x = x, y = z)[name = string(\"y\")];\n  } -> (y);\n}\n");
+  test::write_text(dir.file("model.mil"), one_op_mil(t, blob_z(t), "real_div"));
   auto blob = load_model(dir.file("model.mil"));
   ASSERT_FALSE(blob.ok());
   EXPECT_NE(blob.error().str().find("model.mil:5: op 'real_div': argument 'y': a divisor of several values"),

@@ -37,18 +37,13 @@ Expected<std::vector<uint16_t>> constant_rows(const std::string& op, const std::
   return rows;
 }
 
-// 1/v for each divisor v, rounded once to fp16 (fp32's quotient rounded to
-// fp16 gives the same bits for every fp16 v). The record shows 1/0.5 = 2.
-Expected<std::vector<uint16_t>> reciprocals(const std::vector<uint16_t>& divisors) {
-  std::vector<uint16_t> out;
-  out.reserve(divisors.size());
-  for (uint16_t v : divisors) {
-    const uint16_t r = double_to_fp16(1.0 / fp16_to_float(v));
-    if ((v & 0x7fff) == 0 || (r & 0x7c00) == 0x7c00)
-      return make_error(fmt::format("the divisor {} has no finite fp16 reciprocal", fp16_to_float(v)));
-    out.push_back(r);
-  }
-  return out;
+// 1/z rounded once to fp16 (fp32's quotient rounded to fp16 gives the same
+// bits for every fp16 z). The record shows 1/0.5 = 2.
+Expected<uint16_t> reciprocal(uint16_t z) {
+  const uint16_t r = double_to_fp16(1.0 / fp16_to_float(z));
+  if ((z & 0x7fff) == 0 || (r & 0x7c00) == 0x7c00)
+    return make_error(fmt::format("the divisor {} has no finite fp16 reciprocal", fp16_to_float(z)));
+  return r;
 }
 
 }  // namespace
@@ -74,13 +69,15 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
   if (divide && p.constant_tensor)
     return fail(l.at("Params.Type"), "unsupported: Div by a tensor constant (Apple's compiler refuses it: record "
                                      "binary_real_div_c64_constant_blob)");
-  auto values = p.constant_tensor
-                    ? weights_.read(l.at("Params.Type"), l.at("Params.Type"), *p.constant_tensor, a.c, "the constant")
-                    : Expected<std::vector<uint16_t>>(std::vector<uint16_t>(a.c, p.constant.value_or(0)));
-  if (!values) return values.error();
+  std::vector<uint16_t> values;
   if (divide) {
-    values = reciprocals(*values);
-    if (!values) return fail(l.at("Params.Type"), values.error().message);
+    auto r = reciprocal(*p.constant);
+    if (!r) return fail(l.at("Params.Type"), r.error().message);
+    values.assign(a.c, *r);  // once per channel, as the record writes it
+  } else {
+    auto read = weights_.read(l.at("Params.Type"), l.at("Params.Type"), *p.constant_tensor, a.c, "the constant");
+    if (!read) return read.error();
+    values = std::move(*read);
   }
   const bool plane = a.h * a.w > 1;
   if (a.c == 1) {
@@ -90,7 +87,7 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
     // record divides one channel by a constant).
     ElementWiseParams scalar = p;
     scalar.constant_tensor.reset();
-    scalar.constant = values->front();
+    scalar.constant = values.front();
     if (divide) scalar.op = "Mul";
     ul.notes.push_back(divide ? "one channel: x times the divisor's reciprocal in one planar task"
                               : "a tensor constant of one value, lowered as a scalar constant");
@@ -102,7 +99,7 @@ Status Planner::plan_tensor_constant(const Layer& l, const ElementWiseParams& p,
                             "Apple's form; the simulator reads such a broadcast only in the (x + b) * c task of "
                             "add, sub and mul)",
                             p.op, a.h, a.w));
-  auto rows = constant_rows(p.op, *values);
+  auto rows = constant_rows(p.op, values);
   if (!rows) return fail(l.at("Params.Type"), rows.error().message);
   const uint32_t height = static_cast<uint32_t>(rows->size() / a.c);
 

@@ -97,6 +97,7 @@ class Lowering {
   // [1] or [1,1,1,1], written in the text or in a weight blob; fp16, or an
   // fp32 value fp16 holds exactly); nullopt where it names a tensor.
   Expected<std::optional<uint16_t>> scalar_constant(const Operation& op, std::string_view argument);
+  Status lower_scalar_elementwise(const Operation& op, const std::string& type, uint16_t c, const char* constant_arg);
   // The argument's constant when it is a tensor of more than one value, else nullptr.
   const Literal* tensor_constant(const Operation& op, std::string_view argument) const;
   // x op c for a tensor constant c of one value per channel of x (docs/mil.md,

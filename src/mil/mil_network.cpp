@@ -209,6 +209,25 @@ Status Lowering::lower_tensor_constant_elementwise(const Operation& op, const st
   return add_unit(op, std::move(l), t->surface, t->type.shape);
 }
 
+// One ElementWise unit of the other argument and the fp16 scalar c, which
+// `constant_arg` names.
+Status Lowering::lower_scalar_elementwise(const Operation& op, const std::string& type, uint16_t c,
+                                          const char* constant_arg) {
+  const char* tensor_arg = std::string_view(constant_arg) == "x" ? "y" : "x";
+  auto t = tensor(op, tensor_arg);
+  if (!t) return t.error();
+  // The constant's argument also answers for Clip's range (maximum, minimum).
+  Layer l = unit(op, op.result, "ElementWise",
+                 {{"Bottom", tensor_arg}, {"Params.Type", constant_arg}, {"Params.Min", constant_arg},
+                  {"Params.Max", constant_arg}});
+  l.bottoms = {t->unit};
+  ElementWiseParams e;
+  e.op = type;
+  e.constant = c;
+  l.params = e;
+  return add_unit(op, std::move(l), t->surface, t->type.shape);
+}
+
 Status Lowering::lower_elementwise(const Operation& op, const std::string& type) {
   // A tensor constant of more than one value on either side; scalars below.
   if (const Literal* c = tensor_constant(op, "y")) return lower_tensor_constant_elementwise(op, type, *c, "y");
@@ -220,22 +239,8 @@ Status Lowering::lower_elementwise(const Operation& op, const std::string& type)
   if (!cx) return cx.error();
   if (*cx && *cy) return fail(op, "x", "both operands are constants: nothing to compute");
   if (*cx && type == "Sub") return fail(op, "x", "a scalar constant as x of sub (c - x) is not supported");
-  if (*cx || *cy) {
-    const char* tensor_arg = *cx ? "y" : "x";
-    auto t = tensor(op, tensor_arg);
-    if (!t) return t.error();
-    // The constant's argument also answers for Clip's range (maximum, minimum).
-    const char* constant_arg = *cx ? "x" : "y";
-    Layer l = unit(op, op.result, "ElementWise",
-                   {{"Bottom", tensor_arg}, {"Params.Type", constant_arg}, {"Params.Min", constant_arg},
-                    {"Params.Max", constant_arg}});
-    l.bottoms = {t->unit};
-    ElementWiseParams e;
-    e.op = type;
-    e.constant = *cx ? **cx : **cy;
-    l.params = e;
-    return add_unit(op, std::move(l), t->surface, t->type.shape);
-  }
+  if (*cx) return lower_scalar_elementwise(op, type, **cx, "x");
+  if (*cy) return lower_scalar_elementwise(op, type, **cy, "y");
   auto ab = same_shape_operands(op);
   if (!ab) return ab.error();
   const auto& [a, b] = *ab;
@@ -268,17 +273,7 @@ Status Lowering::lower_real_div(const Operation& op) {
                 "divisor compiles");
   auto z = scalar_constant(op, "y");
   if (!z) return z.error();
-  if (*z) {
-    auto t = tensor(op, "x");
-    if (!t) return t.error();
-    Layer l = unit(op, op.result, "ElementWise", {{"Bottom", "x"}, {"Params.Type", "y"}});
-    l.bottoms = {t->unit};
-    ElementWiseParams e;
-    e.op = "Div";
-    e.constant = **z;
-    l.params = e;
-    return add_unit(op, std::move(l), t->surface, t->type.shape);
-  }
+  if (*z) return lower_scalar_elementwise(op, "Div", **z, "y");
   auto ab = same_shape_operands(op);
   if (!ab) return ab.error();
   const auto& [a, b] = *ab;
