@@ -152,7 +152,7 @@ TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   // The compiler's OCGSize rule (hwx-build uses it) gives the record's, of
   // each task's output channels; where Apple splits a stride-2 layer over
-  // tasks, of the layer's (the three such records: 256 outputs as 64 + 192,
+  // tasks, of the layer's (the five such records: 256 outputs as 64 + 192,
   // OCGSize 4 in both; at stride 1 the 224 + 32 splits take each task's own).
   // hwx-build does not split layers; the packer refuses such a task by name.
   const bool split_stride2 = d.convs.size() > 1 && c.stride == 2;
