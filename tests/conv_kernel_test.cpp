@@ -180,6 +180,8 @@ TEST(ZeroSkippingKernel, PackThenUnpackGivesTheWeightsBack) {
       {"dense 1x1 s2, 8 wide", make(1, 7, 128, 1, false, true, 3, true, true)},
       {"dense 1x1 s2, two chunks 2 wide", make(1, 3, 64, 1, false, true, 1, true, false)},
       {"dense 3x3 s2, two chunks 32 wide", make(1, 2, 1024, 3, false, false, 5, true, true)},
+      {"dense 3x3 s2, 12 wide under OCGSize 4", make(1, 3, 192, 3, false, true, 4, true, false)},
+      {"dense 1x1 s2, 14 wide under OCGSize 4", make(1, 5, 224, 1, false, false, 4, true, true)},
       {"grouped 3x3 s2, 1 per lane", make(4, 3, 16, 3, false, true, 0, true, true)},
       {"grouped 1x1 s2, 2 per lane", make(3, 6, 32, 1, false, false, 1, true, false)},
       {"depthwise 3x3 s2", make(1, 40, 40, 3, true, true, 0, true, true)},
@@ -246,14 +248,43 @@ TEST(ZeroSkippingKernel, MalformedLanesAreRefusedByName) {
   EXPECT_FALSE(unpack_conv_kernel(s, lanes).ok());
 }
 
+TEST(ZeroSkippingKernel, StreamsNarrowerThanOCGSizeHoldCoutOver16Channels) {
+  // A stride-2 layer Apple splits keeps the layer's OCGSize in each task: 64
+  // outputs under OCGSize 4 are streams of 4 channels, laid out exactly as
+  // under OCGSize 2, and 192 are streams of 12 (records
+  // conv_probe_k3_c256_n256_s{32,64}_st2_*: Apple's SHA-256, and lanes of
+  // 0x5040 and 0xf040 bytes).
+  ConvWeights w;
+  for (uint16_t o = 0; o < 64; ++o)
+    for (uint16_t r = 0; r < 18; ++r) w.weights.push_back(static_cast<uint16_t>(0x3800 + 18 * o + r));
+  auto wide = pack_conv_kernel(make(1, 2, 64, 3, false, false, 4, true, false), w);
+  auto own = pack_conv_kernel(make(1, 2, 64, 3, false, false, 2, true, false), w);
+  ASSERT_TRUE(wide.ok()) << wide.error().message;
+  ASSERT_TRUE(own.ok()) << own.error().message;
+  EXPECT_EQ(wide->bytes, own->bytes);
+  // 192 outputs, one input channel, 1x1: 4 positions x 12 slots = 6 mask
+  // bytes (0x0fff: slots 0..11 of position 0), 12 weights, lane l holding
+  // outputs 12l .. 12l + 11.
+  ConvWeights w192;
+  for (uint16_t o = 0; o < 192; ++o) w192.weights.push_back(static_cast<uint16_t>(0x3c00 + o));
+  auto k = pack_conv_kernel(make(1, 1, 192, 1, false, false, 4, true, false), w192);
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  Bytes lane1 = {30, 0, 0, 0xff};
+  for (int o = 12; o < 20; ++o) lane1.insert(lane1.end(), {static_cast<uint8_t>(o), 0x3c});
+  lane1.push_back(0x0f);
+  for (int o = 20; o < 24; ++o) lane1.insert(lane1.end(), {static_cast<uint8_t>(o), 0x3c});
+  lane1.insert(lane1.end(), {0, 0, 0, 0});  // positions 1..3 (slots 12..47): no taps
+  lane1.resize(64, 0);
+  EXPECT_EQ(lane_bytes(*k, 1), lane1);
+}
+
 TEST(ZeroSkippingKernel, ShapesWithoutRecordsAreRefused) {
-  // 224 outputs would need partial planes at stride 2, and 768 in planes of
-  // 32 a chunk of 32 then one of 16: no record shows either.
-  for (const auto& s : {make(1, 4, 224, 3, false, false, 4, true, true), make(1, 4, 768, 3, false, false, 5, true, true)}) {
-    const Status st = check_conv_kernel(s);
-    ASSERT_FALSE(st.ok()) << s.cout;
-    EXPECT_EQ(st.error().message.rfind("unsupported: ", 0), 0u) << st.error().message;
-  }
+  // 768 outputs in planes of 32 would be a chunk of 32 then one of 16 a
+  // lane: no record shows streams of two widths in one group.
+  const ConvKernelShape s = make(1, 4, 768, 3, false, false, 5, true, true);
+  const Status st = check_conv_kernel(s);
+  ASSERT_FALSE(st.ok()) << s.cout;
+  EXPECT_EQ(st.error().message.rfind("unsupported: ", 0), 0u) << st.error().message;
 }
 
 }  // namespace

@@ -154,7 +154,8 @@ TEST_P(OracleConv, RebuiltConstantsHashToTheRecord) {
   // each task's output channels; where Apple splits a stride-2 layer over
   // tasks, of the layer's (the five such records: 256 outputs as 64 + 192,
   // OCGSize 4 in both; at stride 1 the 224 + 32 splits take each task's own).
-  // hwx-build does not split layers; the packer refuses such a task by name.
+  // Their streams are Cout / 16 wide (4 and 12; conv_sparse.cpp), which the
+  // hash below checks. hwx-build does not split layers.
   const bool split_stride2 = d.convs.size() > 1 && c.stride == 2;
   for (size_t i : d.convs) {
     const uint32_t cout = split_stride2 ? c.cout / c.groups : field(*d.regs[i], "Common.Cout.Cout");

@@ -47,9 +47,10 @@ Status check_conv_kernel(const ConvKernelShape& s) {
     if (s.ocg != 0) return unsupported(fmt::format("a depthwise kernel with OCGSize {} (records: 0)", s.ocg));
   } else if (s.cout > 16 && s.cout % 16 != 0) {
     return unsupported(fmt::format("{} output channels per group (records: up to 16, or multiples of 16)", s.cout));
-  } else if (s.ocg > 0 && s.cout <= (8u << s.ocg)) {
-    // 2^OCGSize caps the channels per plane: records never cap above the
-    // next power of two of Cout / 16 (224 channels: OCGSize 4).
+  } else if (!s.sparse && s.ocg > 0 && s.cout <= (8u << s.ocg)) {
+    // 2^OCGSize caps the channels per plane: stride-1 records never cap above
+    // the next power of two of Cout / 16 (224 channels: OCGSize 4). At stride
+    // 2 a split layer's tasks keep the layer's (64 outputs under OCGSize 4).
     return unsupported(fmt::format("OCGSize {} with {} output channels per group (at most 16 x {})", s.ocg, s.cout,
                                    1u << (s.ocg - 1)));
   } else if (s.groups > 1 && s.cout > (16u << s.ocg)) {
@@ -62,10 +63,12 @@ Status check_conv_kernel(const ConvKernelShape& s) {
   if (s.sparse) {
     if (s.mask_group_slots != 8 && s.mask_group_slots != 16)
       return unsupported(fmt::format("zero-skipping masks grouped by {} slots (H13: 8, H14: 16)", s.mask_group_slots));
-    if (!s.depthwise && s.cout % (16u << s.ocg) != 0)
+    // Whole chunks of one width: streams of several widths in a group (768
+    // outputs in planes of 32 then 16) are not shown.
+    if (const uint32_t width = kernels::chunk_width(s.cout, s.ocg); !s.depthwise && s.cout % (16 * width) != 0)
       return unsupported(fmt::format("the zero-skipping form of {} output channels per group in planes of {} "
-                                     "(records: whole chunks of 16 planes)",
-                                     s.cout, 1u << s.ocg));
+                                     "(records: whole chunks of 16 planes of one width)",
+                                     s.cout, width));
   }
   return Ok{};
 }
@@ -87,7 +90,7 @@ DenseLayout dense_layout(const ConvKernelShape& s) {
     uint32_t start = g * s.cout;
     uint32_t remaining = s.cout;
     while (remaining > 0) {
-      const uint32_t width = remaining >= 16 ? std::min(1u << s.ocg, remaining / 16) : 1;
+      const uint32_t width = chunk_width(remaining, s.ocg);
       const uint32_t chunk = std::min(remaining, 16 * width);
       for (uint32_t lane = 0; lane * width < chunk; ++lane) {
         d.planes[lane].push_back({start + lane * width, width, std::min(width, chunk - lane * width), cursor[lane]});

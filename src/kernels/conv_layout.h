@@ -1,6 +1,7 @@
 // The lane layouts behind conv_kernel.h, shared by the packer and the reader.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -10,6 +11,16 @@
 namespace ane::kernels {
 
 inline uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
+
+// Channels per plane (dense) or per stream (zero-skipping) of a chunk of 16
+// planes that begins with `remaining` of a group's output channels left:
+// min(2^OCGSize, remaining / 16), one below 16 channels. Below 16 x 2^OCGSize
+// channels the width is not a power of two: 224 under OCGSize 4 gives 14
+// (stride 1), 192 and 64 give 12 and 4 (the two tasks of a stride-2 layer
+// Apple splits, conv_probe_k3_c256_n256_s{32,64}_st2_*: Apple's SHA-256).
+inline uint32_t chunk_width(uint32_t remaining, uint32_t ocg) {
+  return remaining >= 16 ? std::min(1u << ocg, remaining / 16) : 1;
+}
 
 // Dense, grouped and depthwise kernels of stride-1 tasks. A plane holds
 // `width` output channels interleaved per halfword: row r (the bias first,

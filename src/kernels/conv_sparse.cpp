@@ -2,8 +2,10 @@
 // One rule covers every record (dense, grouped, depthwise; 1x1 and 3x3):
 //
 //  * A lane holds streams. Dense and grouped: per group, one stream per lane
-//    and chunk of 16 planes, with the lane's n = 2^OCGSize output channels of
-//    the chunk (lane l: channels l*n .. l*n+n-1 of it). A group's streams are
+//    and chunk of 16 planes, with the lane's n output channels of the chunk
+//    (lane l: channels l*n .. l*n+n-1 of it), n = min(2^OCGSize, Cout / 16)
+//    as in the dense form (a stride-2 layer Apple splits as 64 + 192 outputs
+//    under OCGSize 4: streams of 4 and 12). A group's streams are
 //    back to back and its last one ends on a 64-byte boundary (1024 outputs
 //    in planes of 32: two streams a lane). Depthwise: one stream per channel
 //    c in lane c % 16, back to back.
@@ -23,7 +25,8 @@
 //
 // Evidence (docs/convolution.md): Apple's constant hashes for 36 stride-2
 // records of the grid and the encoder index campaigns, and the captured stem;
-// for several chunks a group, three H13 and two H14 records of 1024 outputs.
+// for several chunks a group, three H13 and two H14 records of 1024 outputs;
+// for streams narrower than 2^OCGSize, the eight records of a split layer.
 #include <algorithm>
 #include <optional>
 
@@ -75,7 +78,7 @@ struct SparseLayout {
 SparseLayout sparse_layout(const ConvKernelShape& s) {
   SparseLayout l;
   l.pos = positions(s);
-  const uint32_t n = s.depthwise ? 1 : 1u << s.ocg;  // channels per stream
+  const uint32_t n = s.depthwise ? 1 : chunk_width(s.cout, s.ocg);  // channels per stream
   l.slots = std::max(n, s.small_source ? 4u : 2u);
   if (s.depthwise) {
     l.inputs = 1;

@@ -197,11 +197,13 @@ Status plan_conv_window(const Checker& c, TaskPlan& p, Dims& in, Dims& out) {
   // Output channels per group go out in chunks of 16 planes of at most
   // 2^OCGSize (docs/convolution.md): the records show whole chunks only (or
   // one partial chunk below 16 channels), and OCGSize the next power of two
-  // of Cout / 16 or the compiler's cap (16 or 32) below it.
+  // of Cout / 16 or the compiler's cap (16 or 32) below it; above it only in
+  // the zero-skipping form, where a split layer's tasks keep the layer's
+  // (check_conv_kernel has the layouts).
   if (!g.depthwise) {
     const uint32_t cout = p.ne.cout, width = 1u << p.ne.ocg;
     const uint32_t fill = cout > 16 ? std::bit_ceil(cout / 16) : 1;
-    if ((cout > 16 && cout % 16 != 0) || width > fill || (width < fill && width < 16))
+    if ((cout > 16 && cout % 16 != 0) || (width > fill && !g.sparse) || (width < fill && width < 16))
       return c.fail_with(F.ocg, F.cout);
     // Grouped records hold exactly one chunk per group.
     if (g.groups > 1 && cout != 16 * width) return c.fail_with(F.num_groups, F.cout);
