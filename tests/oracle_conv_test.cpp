@@ -23,8 +23,10 @@
 #include "ane/registers.h"
 #include "ane/sha256.h"
 #include "ane/sim.h"
+#include "compile_net.h"
 #include "conv_reference.h"
 #include "oracle_fixture.h"
+#include "oracle_plists.h"
 
 namespace ane {
 namespace {
@@ -217,6 +219,46 @@ TEST_P(OracleConv, SimulatorRunsTheTaskOrRefusesByName) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Records, OracleConv, ::testing::ValuesIn(oracle::fixture_files(kConvDir)), oracle::test_name);
+
+TEST(StrideTwoStreamWidths, HwxBuildsNarrowStreamsRunAsTheConvolution) {
+  // The zero-skipping form's stream width, min(2^OCGSize, Cout / 16), below
+  // 16 (docs/convolution.md): 64 and 192 outputs as the split layer's tasks
+  // show it; 160 and 224 as the rule infers. hwx-build writes the kernel and
+  // hwx-run reads it back; a direct loop judges the result.
+  for (const uint32_t cout : {64u, 160u, 192u, 224u}) {
+    SCOPED_TRACE(cout);
+    oracle::ConvRecord c;
+    c.cin = 32;
+    c.cout = cout;
+    c.stride = 2;
+    c.kh = c.kw = 3;
+    c.hin = c.win = 16;
+    c.hout = c.wout = 8;
+    c.pad_bottom = c.pad_right = 1;  // "same" at stride 2: the extra row and column after
+    c.bias = cout % 64 != 0;
+    const auto w = test::uniform_fp16(size_t{cout} * c.cin * 9, -0.1, 0.1, cout);
+    const auto b = c.bias ? test::uniform_fp16(cout, -1, 1, cout + 1) : std::vector<uint16_t>{};
+    test::TempDir dir;
+    test::write_bytes(dir.file("w.weights"), test::fp16_le_bytes(w));
+    if (c.bias) test::write_bytes(dir.file("b.weights"), test::fp16_le_bytes(b));
+    auto p = test::compile_net(oracle::conv_record_network(c), dir);
+    ASSERT_TRUE(p.ok()) << p.error().str();
+    ASSERT_EQ(p->tasks.size(), 1u);
+    EXPECT_EQ(field(p->tasks[0].regs, "NE.KernelCfg.SparseFmt"), 1u);
+    EXPECT_EQ(field(p->tasks[0].regs, "Common.ConvCfg.OCGSize"), cout > 128 ? 4u : 2u);
+    auto sim = sim::Simulator::create(*p);
+    ASSERT_TRUE(sim.ok()) << sim.error().str();
+    const sim::Tensor x = test::conv_input(c);
+    ASSERT_TRUE(sim->set_input("x", x).ok());
+    auto run = sim->run();
+    ASSERT_TRUE(run.ok()) << run.error().str();
+    auto y = sim->read_buffer("y@output");
+    ASSERT_TRUE(y.ok()) << y.error().str();
+    std::vector<double> ref, mag;
+    test::reference_conv(c, w, b, x.data, ref, mag);
+    test::expect_conv_outputs(c, ref, mag, y->data, fmt::format("{} outputs", cout));
+  }
+}
 
 TEST(OracleConvFixtures, TheSampleIsComplete) {
   // Three records per (kernel, stride, group kind) of the grid (README), the
