@@ -107,14 +107,17 @@ const std::vector<std::pair<std::string, std::string>>& macos26_remaining() {
 
 // And on large convolutions, where Apple tiles the rows (TileHeight below
 // Hout), narrows the L2 channel strips (rows of 0x2f00 - 0xbc000 bytes) or
-// writes more than 16 output rows: how it chooses tiles and scheduling hints
-// there is not pinned down by the records, so hwx-build keeps its own
-// (ShPref / ShMin: 2 at 32 output rows, conv_probe_k3_c64_n64_s32_st1_g1_bias0_same;
-// 0 at 62, conv_probe_k3_c64_n64_s64_st1_g1_bias0_valid).
+// writes more than 16 output rows: how it chooses tiles and lays out L2
+// there is not pinned down by the records, so hwx-build keeps its own.
 const std::vector<std::string>& macos26_large_conv_fields() {
-  static const std::vector<std::string> v = {"Common.TileCfg.TileHeight", "TileDMADst.DMAConfig.L2BfrMode", "L2.",
-                                             "Common.Cfg.ShMax", "Common.Cfg.ShPref", "Common.Cfg.ShMin"};
+  static const std::vector<std::string> v = {"Common.TileCfg.TileHeight", "TileDMADst.DMAConfig.L2BfrMode", "L2."};
   return v;
+}
+
+// One record is off the ShMax rule (docs/mil.md): 3 at 750 output columns,
+// where every other record gives 0 from 65 columns on.
+bool macos26_record_exception(const std::string& record, const std::string& field) {
+  return record == "encoder_conv_idx_c8_n8_k1x1_s1_g8_bias0_valid_pad" && field == "Common.Cfg.ShMax";
 }
 
 bool has_prefix(const std::string& name, const std::string& prefix) { return name.rfind(prefix, 0) == 0; }
@@ -144,7 +147,7 @@ void expect_macos26_fields(const oracle::Fixture& f, const Network& net) {
       field(theirs_regs, "L2.SourceChannelStride.Stride") != field(built->tasks[0].regs, "L2.SourceChannelStride.Stride");
   for (const FieldInfo& fi : db.fields()) {
     const uint32_t ours = built->tasks[0].regs.get(fi), theirs = theirs_regs.get(fi);
-    if (ours != theirs && !macos26_remaining_field(fi.name, large_conv))
+    if (ours != theirs && !macos26_remaining_field(fi.name, large_conv) && !macos26_record_exception(f.name, fi.name))
       ADD_FAILURE() << f.name << " (macos26): " << fi.name << " hwx-build " << ours << ", Apple " << theirs;
   }
   // The constant section: Apple's bytes exactly (tables in 2048 bytes).

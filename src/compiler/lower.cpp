@@ -190,22 +190,26 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     const bool small = d.w <= 8 && d.h <= 8;
     w.set("Common.Cfg.SmallSourceMode", small);
     if (c.plan.macos26() && !small) {
-      // macOS 26 on larger outputs (records at 16x16): ShMax 3; ShPref and
-      // ShMin 3 at stride 1 on at most 16 output rows when a kernel larger
-      // than 1x1 has at least 576 taps per output channel (3x3 over 64
-      // channels a group: 3; over 32: 0), or a 1x1 kernel has at least 512
-      // input and 512 output channels (the 1x1 records over 64 - 1024
-      // channels each way: 3 exactly at c512/c1024 x n512/n1024), else 0
-      // (conv_probe_k3_c64_n64_s32_st2: stride 2, 0;
-      // conv_probe_k3_c64_n64_s64_st1_g1_bias0_valid: 62 rows, 0).
+      // macOS 26 on larger outputs: ShMax 7 - ceil(log2 Wout), between 0 and
+      // 4 (3 at 9 - 16 columns, 2 at 17 - 32, 1 at 33 - 64, 0 from 65; 4 on a
+      // column: 474 of the 475 one-task convolution records, the encoder
+      // records of 375 and 1500 rows among them; the exception,
+      // encoder_conv_idx_c8_n8_k1x1_s1_g8_bias0_valid_pad, writes 3 at 750
+      // columns). ShPref and ShMin equal it at stride 1 on at most 32 output
+      // rows when a kernel larger than 1x1 has at least 576 taps per output
+      // channel (3x3 over 64 channels a group; over 32: 0), or a 1x1 kernel
+      // has at least 512 input and 512 output channels (the 1x1 records over
+      // 64 - 1024 channels each way: exactly at c512/c1024 x n512/n1024),
+      // else 0 (conv_probe_k3_c64_n64_s32_st1: 2 at 32 rows; _s32_st2: stride
+      // 2, 0; _s64_st1: 62 and 64 rows, 0).
+      const uint32_t sh_max = 7 - std::min(7u, std::max(3u, log2_ceil(d.w)));
       const uint32_t taps = (c.t.depthwise ? 1 : c.t.group_cin()) * c.t.kh * c.t.kw;
       const bool pointwise = c.t.kh * c.t.kw == 1;
       const bool busy = pointwise ? taps >= 512 && cout >= 512 : taps >= 576;
-      const bool pref_rule = busy && c.t.stride == 1 && d.h <= 16;
-      const uint32_t pref = pref_rule ? 3 : 0;
+      const uint32_t pref = busy && c.t.stride == 1 && d.h <= 32 ? sh_max : 0;
       w.set("Common.Cfg.ShPref", pref);
       w.set("Common.Cfg.ShMin", pref);
-      w.set("Common.Cfg.ShMax", 3);
+      w.set("Common.Cfg.ShMax", sh_max);
     } else {
       w.set("Common.Cfg.ShPref", 4);
       w.set("Common.Cfg.ShMin", 4);
