@@ -259,7 +259,9 @@ TEST_P(MilConvRecord, CompilesAsItsPlistAndAsApple) {
   names.input = main.inputs.at(0).name;
   names.conv = c.bias ? y + "@conv" : y;
   names.bias = y;
-  names.output = y + "@output";
+  const std::string out = main.outputs.at(0);  // the conv's, or the relu's after it
+  names.relu = out;
+  names.output = out + "@output";
   const Net plist = oracle::conv_record_network(c, names);
   test::write_text(dir.file("net.plist"), plist.xml());
   test::write_bytes(dir.file("w.weights"), fp16_bytes(k->weights));

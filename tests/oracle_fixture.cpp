@@ -190,8 +190,18 @@ ConvRecord ConvRecord::of(const Fixture& f) {
   ConvRecord c;
   c.cin = static_cast<uint32_t>(f.param_u64("input_channels"));
   c.cout = static_cast<uint32_t>(f.param_u64("output_channels"));
-  c.groups = static_cast<uint32_t>(f.param_u64("groups"));
   c.kh = c.kw = static_cast<uint32_t>(f.param_u64("kernel"));
+  c.bias = f.param_bool("bias");
+  if (!f.params.count("input_shape")) {
+    // The base campaign (research/mint_oracles.py, convolution()): square
+    // planes of `spatial`, stride 1, "same", ungrouped, and perhaps a relu.
+    c.hin = c.win = c.hout = c.wout = static_cast<uint32_t>(f.param_u64("spatial"));
+    std::tie(c.pad_top, c.pad_bottom) = pads("same", c.hin, c.hout, c.kh, 1);
+    std::tie(c.pad_left, c.pad_right) = pads("same", c.win, c.wout, c.kw, 1);
+    c.relu = f.param_bool("relu");
+    return c;
+  }
+  c.groups = static_cast<uint32_t>(f.param_u64("groups"));
   if (f.params.count("weight_shape")) {
     const auto w = f.param_list("weight_shape");
     c.kh = static_cast<uint32_t>(w.at(2));
@@ -205,7 +215,6 @@ ConvRecord ConvRecord::of(const Fixture& f) {
   c.wout = static_cast<uint32_t>(out.at(3));
   std::tie(c.pad_top, c.pad_bottom) = pads(f.param("pad_type"), c.hin, c.hout, c.kh, c.stride);
   std::tie(c.pad_left, c.pad_right) = pads(f.param("pad_type"), c.win, c.wout, c.kw, c.stride);
-  c.bias = f.param_bool("bias");
   return c;
 }
 

@@ -83,6 +83,7 @@ struct ConvRecord {
   uint32_t hin = 0, win = 0, hout = 0, wout = 0;
   uint32_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   bool bias = false;
+  bool relu = false;  // a relu of the convolution's result (the base campaign's conv + relu chain)
   bool depthwise() const { return groups > 1 && groups == cin && groups == cout; }
   static ConvRecord of(const Fixture& f);
 };

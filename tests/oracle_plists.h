@@ -12,7 +12,7 @@
 namespace ane::oracle {
 
 struct ConvNames {
-  std::string input = "x", conv = "conv", bias = "bias", output = "y@output";
+  std::string input = "x", conv = "conv", bias = "bias", relu = "relu", output = "y@output";
 };
 
 inline test::pl::Net conv_record_network(const ConvRecord& c, const ConvNames& names = {}) {
@@ -40,6 +40,10 @@ inline test::pl::Net conv_record_network(const ConvRecord& c, const ConvNames& n
                                                                       {"BiasCount", integer(c.cout)},
                                                                       {"BiasType", str("Float16")}})}})});
     last = names.bias;
+  }
+  if (c.relu) {
+    n.units.push_back({names.relu, unit(last, "Neuron", {{"Type", str("ReLU")}})});
+    last = names.relu;
   }
   n.outputs = {{names.output, output(last)}};
   return n;

@@ -192,7 +192,7 @@ void common(ImageWriter& w, const Ctx& c, uint32_t cin, uint32_t cout, uint32_t 
     if (c.plan.macos26() && !small) {
       // macOS 26 on larger outputs: ShMax 7 - ceil(log2 Wout), between 0 and
       // 4 (3 at 9 - 16 columns, 2 at 17 - 32, 1 at 33 - 64, 0 from 65; 4 on a
-      // column: 474 of the 475 one-task convolution records, the encoder
+      // column: 482 of the 483 one-task convolution records, the encoder
       // records of 375 and 1500 rows among them; the exception,
       // encoder_conv_idx_c8_n8_k1x1_s1_g8_bias0_valid_pad, writes 3 at 750
       // columns). ShPref and ShMin equal it at stride 1 on at most 32 output
