@@ -25,18 +25,10 @@ std::map<std::string, std::string> keyed(const std::vector<std::string>& lines) 
   return m;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-constexpr bool kSanitized = __has_feature(address_sanitizer);
-#else
-constexpr bool kSanitized = false;
-#endif
-
 TEST(GoldenOutputs, EveryOutputBitIsUnchanged) {
   // 30 s of simulation in a release build; the sanitizer build runs the same
   // units on the same programs in the other tests.
-  if (kSanitized) GTEST_SKIP() << "under AddressSanitizer: the bit comparison runs in the release build";
+  if (test::kSanitized) GTEST_SKIP() << "under AddressSanitizer: the bit comparison runs in the release build";
   std::ifstream in(std::string(LIBANE_SOURCE_DIR) + "/tests/fixtures/golden/outputs.txt");
   ASSERT_TRUE(in) << "tests/fixtures/golden/outputs.txt is missing";
   std::vector<std::string> want;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ane/fp16.h"
+#include "support.h"
 
 namespace ane::oracle {
 
@@ -185,6 +186,11 @@ std::pair<uint32_t, uint32_t> pads(const std::string& type, uint32_t in, uint32_
   return {static_cast<uint32_t>(total / 2), static_cast<uint32_t>(total - total / 2)};
 }
 }  // namespace
+
+bool too_large_for_sanitizers(const ConvRecord& c) {
+  const uint64_t weights = uint64_t{c.cout} * (c.depthwise() ? 1 : c.cin / c.groups) * c.kh * c.kw;
+  return test::kSanitized && weights > (uint64_t{1} << 21);
+}
 
 ConvRecord ConvRecord::of(const Fixture& f) {
   ConvRecord c;

@@ -88,6 +88,13 @@ struct ConvRecord {
   static ConvRecord of(const Fixture& f);
 };
 
+// Under AddressSanitizer the convolution record tests that pack, compile and
+// run a kernel skip records of more than 2^21 weights (3x3 kernels of 512 x
+// 512 channels, or 256 x 1024, and up): each costs seconds there, the release build checks
+// them all, and the smaller records take the same code paths (tiled tasks,
+// zero-skipping chunks, L2 kept between tasks) under the sanitizers.
+bool too_large_for_sanitizers(const ConvRecord& c);
+
 // The constants the compiler saw, rebuilt from the record's weight formula:
 // region 0 (weights, `weight_count` values) and region 1 (bias, `bias_count`,
 // may be 0), as fp16 bit patterns. Errors name formulas this does not know.

@@ -15,6 +15,16 @@
 
 namespace ane::test {
 
+// Whether this build runs under AddressSanitizer: tests whose work repeats
+// the release build's on larger inputs skip there (each says why).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+inline constexpr bool kSanitized = __has_feature(address_sanitizer);
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // ../shared next to the checkout (configurable with LIBANE_SHARED_DIR).
 std::string shared_dir();
 std::string corpus_dir();
