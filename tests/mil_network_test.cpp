@@ -223,8 +223,7 @@ TEST_P(MilConvRecord, CompilesAsItsPlistAndAsApple) {
 
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   if (oracle::too_large_for_sanitizers(c)) GTEST_SKIP() << "under AddressSanitizer: checked in the release build";
-  const uint64_t weight_count = uint64_t{c.cout} * (c.cin / c.groups) * c.kh * c.kw;
-  auto k = oracle::rebuild_constants(*f, weight_count, c.bias ? c.cout : 0);
+  auto k = oracle::rebuild_constants(*f, c.weight_count(), c.bias ? c.cout : 0);
   ASSERT_TRUE(k.ok()) << k.error().message;
 
   // The weight file: the weight's values at the weight's BLOBFILE offset, the

@@ -43,8 +43,7 @@ TEST_P(OracleBuild, HwxBuildWritesTheRecordsTask) {
   ASSERT_TRUE(f.ok()) << f.error().message;
   const oracle::ConvRecord c = oracle::ConvRecord::of(*f);
   if (oracle::too_large_for_sanitizers(c)) GTEST_SKIP() << "under AddressSanitizer: checked in the release build";
-  const uint64_t weights = uint64_t{c.cout} * (c.cin / c.groups) * c.kh * c.kw;
-  auto k = oracle::rebuild_constants(*f, weights, c.bias ? c.cout : 0);
+  auto k = oracle::rebuild_constants(*f, c.weight_count(), c.bias ? c.cout : 0);
   ASSERT_TRUE(k.ok()) << k.error().message;
 
   test::TempDir dir;

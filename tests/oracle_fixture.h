@@ -84,6 +84,8 @@ struct ConvRecord {
   uint32_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   bool bias = false;
   bool relu = false;  // a relu of the convolution's result (the base campaign's conv + relu chain)
+  // Kernel weights in all groups: Cout x (Cin / groups) x Kh x Kw.
+  uint64_t weight_count() const { return uint64_t{cout} * (cin / groups) * kh * kw; }
   bool depthwise() const { return groups > 1 && groups == cin && groups == cout; }
   static ConvRecord of(const Fixture& f);
 };
